@@ -1,0 +1,1 @@
+"""KubeVirt systems and virtual-media drivers for sushy-tools."""

@@ -1,0 +1,1 @@
+"""sushy-tools systems and virtual-media drivers backed by KubeVirt."""

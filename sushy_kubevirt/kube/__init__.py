@@ -1,0 +1,1 @@
+"""Kubernetes access: client factory, watch cache, guarded writes."""

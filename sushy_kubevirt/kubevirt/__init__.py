@@ -1,0 +1,1 @@
+"""Pure functions from KubeVirt objects to Redfish facts and patches."""
