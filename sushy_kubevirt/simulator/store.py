@@ -1,0 +1,541 @@
+"""Object store: one global resourceVersion, bounded history, watchers.
+
+Stored objects are never mutated in place: every write stores a new dict,
+so history events and watchers can share references without copying.
+Callers outside this module get copies (``get``, ``list``) or read-only
+references (``snapshot``, watch events).
+"""
+
+import collections
+import dataclasses
+import datetime
+import threading
+import time
+import uuid
+
+from sushy_kubevirt.simulator import status as st
+
+
+@dataclasses.dataclass(frozen=True)
+class ResourceType:
+    """One served resource (``group`` is '' for the core group)."""
+
+    group: str
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool = True
+    status_subresource: bool = True
+    short_names: tuple = ()
+
+    @property
+    def key(self):
+        return '%s/%s' % (self.group, self.plural)
+
+    @property
+    def api_version(self):
+        return '%s/%s' % (self.group, self.version) if self.group \
+            else self.version
+
+    @property
+    def singular(self):
+        return self.kind.lower()
+
+
+class Event:
+    """A committed write.
+
+    ``obj`` is the new state (for DELETED the last state carrying the
+    deletion RV), ``old`` the previous state or None.
+    """
+
+    __slots__ = ('rv', 'type', 'rt', 'obj', 'old', 'cache')
+
+    def __init__(self, rv, type_, rt, obj, old):
+        self.rv = rv
+        self.type = type_
+        self.rt = rt
+        self.obj = obj
+        self.old = old
+        self.cache = {}  # serialisations, filled by the API server
+
+    @property
+    def namespace(self):
+        return self.obj['metadata'].get('namespace')
+
+
+def clone(value):
+    """Deep copy of JSON-like data (faster than copy.deepcopy)."""
+    if isinstance(value, dict):
+        return {k: clone(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [clone(v) for v in value]
+    return value
+
+
+def now_iso():
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
+
+
+def _without(obj, *keys):
+    return {k: v for k, v in obj.items() if k not in keys}
+
+
+def _comparable(obj):
+    """The parts of an object a write can change, minus bookkeeping."""
+    meta = _without(obj.get('metadata', {}), 'resourceVersion',
+                    'managedFields')
+    return dict(obj, metadata=meta)
+
+
+def fields_v1(obj):
+    """A shallow FieldsV1 set: top-level fields, labels, annotations."""
+    fields = {}
+    meta = obj.get('metadata', {})
+    mfields = {}
+    for section in ('labels', 'annotations'):
+        if meta.get(section):
+            mfields['f:' + section] = {'f:' + k: {} for k in meta[section]}
+    if meta.get('finalizers'):
+        mfields['f:finalizers'] = {}
+    if mfields:
+        fields['f:metadata'] = mfields
+    for key in obj:
+        if key not in ('apiVersion', 'kind', 'metadata', 'status'):
+            fields['f:' + key] = {}
+    return fields
+
+
+def _managed_entry(obj, manager, operation, subresource=None):
+    if subresource == 'status':
+        fields = {'f:status': {}}
+    else:
+        fields = fields_v1(obj)
+    entry = {'manager': manager, 'operation': operation,
+             'apiVersion': obj.get('apiVersion', ''), 'time': now_iso(),
+             'fieldsType': 'FieldsV1', 'fieldsV1': fields}
+    if subresource:
+        entry['subresource'] = subresource
+    return entry
+
+
+def set_managed_fields(new, manager, operation='Update', subresource=None):
+    """Record ``manager`` in ``new``'s managedFields (replacing its entry)."""
+    meta = new['metadata']
+    entries = [e for e in meta.get('managedFields') or []
+               if not (e.get('manager') == manager and
+                       e.get('operation') == operation and
+                       e.get('subresource') == subresource)]
+    entries.append(_managed_entry(new, manager, operation, subresource))
+    meta['managedFields'] = entries
+
+
+class Watcher:
+    """One watch on a resource type (optionally a namespace).
+
+    ``next(timeout)`` returns the next :class:`Event`, a Status dict for
+    an in-stream error (then the watcher is closed), or None on timeout
+    or when closed.
+    """
+
+    def __init__(self, store, rt, namespace, min_rv):
+        self._store = store
+        self.rt = rt
+        self.namespace = namespace
+        self.min_rv = min_rv
+        self.queue = collections.deque()
+        self.closed = False
+        self.error = None
+        self.too_large_deadline = None
+
+    def accepts(self, event):
+        return (event.rt.key == self.rt.key and event.rv > self.min_rv and
+                (self.namespace is None or
+                 event.namespace == self.namespace))
+
+    def next(self, timeout):
+        cond = self._store._cond
+        deadline = time.monotonic() + timeout
+        with cond:
+            while True:
+                if self.queue:
+                    return self.queue.popleft()
+                if self.error is not None:
+                    error, self.error = self.error, None
+                    self.closed = True
+                    return error
+                if self.closed:
+                    return None
+                now = time.monotonic()
+                if (self.too_large_deadline is not None and
+                        self.min_rv > self._store._rv):
+                    if now >= self.too_large_deadline:
+                        self.error = st.too_large_resource_version(
+                            self.min_rv, self._store._rv).to_status()
+                        continue
+                    wait_until = min(deadline, self.too_large_deadline)
+                else:
+                    wait_until = deadline
+                if now >= deadline:
+                    return None
+                cond.wait(max(0.0, wait_until - now))
+
+    def close(self):
+        with self._store._cond:
+            self.closed = True
+            self._store._watchers.discard(self)
+            self._store._cond.notify_all()
+
+
+class Store:
+    """In-memory objects with kube-apiserver's write and watch rules."""
+
+    def __init__(self, *, start_rv=1_000_000, history_size=10_000,
+                 watch_backlog_limit=None):
+        self._cond = threading.Condition(threading.RLock())
+        self._rv = start_rv
+        self._compacted_rv = start_rv
+        self._history = collections.deque()
+        self.history_size = history_size
+        self.watch_backlog_limit = watch_backlog_limit
+        self._types = {}
+        self._objects = {}
+        self._watchers = set()
+        self._subscribers = []
+        self._pending = collections.deque()
+        self._dispatch_lock = threading.RLock()
+
+    # -- registry ---------------------------------------------------------
+
+    def register(self, rt):
+        with self._cond:
+            self._types[rt.key] = rt
+            self._objects.setdefault(rt.key, {})
+
+    def resource(self, group, plural):
+        return self._types['%s/%s' % (group, plural)]
+
+    def resources(self):
+        return list(self._types.values())
+
+    def subscribe(self, fn):
+        self._subscribers.append(fn)
+
+    # -- reads ------------------------------------------------------------
+
+    @property
+    def resource_version(self):
+        return self._rv
+
+    @property
+    def compacted_resource_version(self):
+        return self._compacted_rv
+
+    @property
+    def condition(self):
+        return self._cond
+
+    def try_get(self, rt, namespace, name):
+        with self._cond:
+            obj = self._objects[rt.key].get(self._key(rt, namespace, name))
+            return None if obj is None else clone(obj)
+
+    def get(self, rt, namespace, name):
+        obj = self.try_get(rt, namespace, name)
+        if obj is None:
+            raise st.not_found(rt, name)
+        return obj
+
+    def get_ref(self, rt, namespace, name):
+        """The stored object itself (read-only) or None."""
+        with self._cond:
+            return self._objects[rt.key].get(self._key(rt, namespace, name))
+
+    def list(self, rt, namespace=None):
+        items, rv = self.snapshot(rt, namespace)
+        return [clone(o) for o in items], rv
+
+    def snapshot(self, rt, namespace=None, resource_version=None):
+        """Read-only stored objects in key order and the RV they reflect.
+
+        With ``resource_version`` the state exactly at that RV is rebuilt
+        from history (410 if it was compacted).
+        """
+        with self._cond:
+            objs = self._objects[rt.key]
+            rv = self._rv
+            if resource_version is not None and resource_version != rv:
+                if resource_version < self._compacted_rv:
+                    raise st.gone('The resourceVersion for the provided '
+                                  'list is too old.')
+                if resource_version > rv:
+                    raise st.too_large_resource_version(resource_version,
+                                                        rv)
+                objs = self._rewind(rt, dict(objs), resource_version)
+                rv = resource_version
+            keys = sorted(k for k in objs
+                          if namespace is None or k[0] == namespace)
+            return [objs[k] for k in keys], rv
+
+    def _rewind(self, rt, objs, target_rv):
+        for event in reversed(self._history):
+            if event.rv <= target_rv:
+                break
+            if event.rt.key != rt.key:
+                continue
+            meta = event.obj['metadata']
+            key = (meta.get('namespace') or '', meta['name'])
+            if event.old is None:
+                objs.pop(key, None)
+            else:
+                objs[key] = event.old
+        return objs
+
+    def wait_for_rv(self, rv, timeout):
+        """Block until the store reached ``rv``; False on timeout."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._rv >= rv, timeout)
+
+    # -- writes -----------------------------------------------------------
+
+    @staticmethod
+    def _key(rt, namespace, name):
+        return ((namespace or '') if rt.namespaced else '', name)
+
+    def create(self, rt, obj, *, manager=None):
+        """Persist a new object; 409 AlreadyExists."""
+        new = clone(obj)
+        meta = new.setdefault('metadata', {})
+        if not meta.get('name') and meta.get('generateName'):
+            meta['name'] = meta['generateName'] + uuid.uuid4().hex[:5]
+        if not meta.get('name'):
+            raise st.invalid(rt, '', [st.field_cause(
+                'metadata.name', 'FieldValueRequired',
+                'Required value: name or generateName is required')])
+        if not rt.namespaced:
+            meta.pop('namespace', None)
+        elif not meta.get('namespace'):
+            raise st.bad_request('the server could not find the requested '
+                                 'resource')
+        new['apiVersion'] = rt.api_version
+        new['kind'] = rt.kind
+        with self._cond:
+            key = self._key(rt, meta.get('namespace'), meta['name'])
+            if key in self._objects[rt.key]:
+                raise st.already_exists(rt, meta['name'])
+            meta['uid'] = str(uuid.uuid4())
+            meta['creationTimestamp'] = now_iso()
+            meta['generation'] = 1
+            for stale in ('deletionTimestamp', 'deletionGracePeriodSeconds',
+                          'resourceVersion'):
+                meta.pop(stale, None)
+            if manager or not meta.get('managedFields'):
+                set_managed_fields(new, manager or 'sushy-kubevirt-sim')
+            self._commit('ADDED', rt, key, new, None)
+        self._dispatch()
+        return clone(new)
+
+    def update(self, rt, obj, *, subresource=None, manager=None):
+        """PUT semantics: 422 without RV, 409 on a stale RV."""
+        meta = obj.get('metadata') or {}
+        name = meta.get('name', '')
+        if not meta.get('resourceVersion'):
+            raise st.invalid(rt, name, [st.invalid_value(
+                'metadata.resourceVersion', '0x0',
+                'must be specified for an update')])
+        with self._cond:
+            current = self._require(rt, meta.get('namespace'), name)
+            if meta['resourceVersion'] != \
+                    current['metadata']['resourceVersion']:
+                raise st.conflict(rt, name)
+            result = self._persist(rt, current, clone(obj), subresource,
+                                   manager)
+        self._dispatch()
+        return clone(result)
+
+    def mutate(self, rt, namespace, name, fn, *, subresource=None,
+               manager=None):
+        """Apply ``fn(copy)`` to the current object atomically and persist.
+
+        If ``fn`` sets a different ``metadata.resourceVersion`` the write
+        fails with 409, as a patch carrying a resourceVersion does.
+        """
+        with self._cond:
+            current = self._require(rt, namespace, name)
+            new = clone(current)
+            fn(new)
+            rv = (new.get('metadata') or {}).get('resourceVersion')
+            if rv and rv != current['metadata']['resourceVersion']:
+                raise st.conflict(rt, name)
+            result = self._persist(rt, current, new, subresource, manager)
+        self._dispatch()
+        return clone(result)
+
+    def delete(self, rt, namespace, name, *, uid=None, resource_version=None):
+        """Delete, or mark for deletion when finalizers are present.
+
+        Returns the last state; it still exists iff it has finalizers.
+        """
+        with self._cond:
+            current = self._require(rt, namespace, name)
+            cmeta = current['metadata']
+            if uid and uid != cmeta['uid']:
+                raise st.conflict(rt, name, _precondition('UID', uid,
+                                                          cmeta['uid']))
+            if resource_version and \
+                    resource_version != cmeta['resourceVersion']:
+                raise st.conflict(rt, name, _precondition(
+                    'ResourceVersion', resource_version,
+                    cmeta['resourceVersion']))
+            key = self._key(rt, namespace, name)
+            if cmeta.get('finalizers'):
+                if cmeta.get('deletionTimestamp'):
+                    return clone(current)
+                new = dict(current, metadata=dict(
+                    cmeta, deletionTimestamp=now_iso(),
+                    deletionGracePeriodSeconds=0))
+                result = self._commit('MODIFIED', rt, key, new, current)
+            else:
+                result = self._commit('DELETED', rt, key, None, current)
+        self._dispatch()
+        return clone(result)
+
+    def compact(self):
+        """Drop all history: older RVs now get 410."""
+        with self._cond:
+            self._history.clear()
+            self._compacted_rv = self._rv
+
+    # -- watch ------------------------------------------------------------
+
+    def watch(self, rt, namespace=None, resource_version=None,
+              too_large_wait=3.0):
+        """Register a watcher.
+
+        RV None/''/'0': synthetic ADDED for every object, then live.
+        RV N: history after N then live; 410 ERROR if N was compacted;
+        504 ERROR after ``too_large_wait`` if N is in the future.
+        """
+        with self._cond:
+            if resource_version in (None, '', '0', 0):
+                watcher = Watcher(self, rt, namespace, self._rv)
+                for obj in self.snapshot(rt, namespace)[0]:
+                    watcher.queue.append(Event(
+                        int(obj['metadata']['resourceVersion']), 'ADDED',
+                        rt, obj, None))
+            else:
+                rv = int(resource_version)
+                watcher = Watcher(self, rt, namespace, rv)
+                if rv < self._compacted_rv:
+                    watcher.error = st.gone(
+                        'too old resource version: %d (%d)'
+                        % (rv, self._compacted_rv)).to_status()
+                    return watcher
+                if rv > self._rv:
+                    watcher.too_large_deadline = (time.monotonic() +
+                                                  too_large_wait)
+                for event in self._history:
+                    if watcher.accepts(event):
+                        watcher.queue.append(event)
+            self._watchers.add(watcher)
+            return watcher
+
+    def close_watchers(self):
+        """End every watch (as an API server restart does)."""
+        with self._cond:
+            for watcher in self._watchers:
+                watcher.closed = True
+            self._watchers.clear()
+            self._cond.notify_all()
+
+    # -- internals ----------------------------------------------------------
+
+    def _require(self, rt, namespace, name):
+        obj = self._objects[rt.key].get(self._key(rt, namespace, name))
+        if obj is None:
+            raise st.not_found(rt, name)
+        return obj
+
+    def _persist(self, rt, current, new, subresource, manager):
+        cmeta = current['metadata']
+        if subresource == 'status':
+            new = dict(current, status=new.get('status'))
+            if new['status'] is None:
+                del new['status']
+            new['metadata'] = dict(cmeta)
+        else:
+            meta = new.setdefault('metadata', {})
+            for fixed in ('uid', 'creationTimestamp', 'name', 'namespace',
+                          'deletionTimestamp', 'deletionGracePeriodSeconds',
+                          'generation'):
+                if fixed in cmeta:
+                    meta[fixed] = cmeta[fixed]
+                else:
+                    meta.pop(fixed, None)
+            new['apiVersion'] = rt.api_version
+            new['kind'] = rt.kind
+            if rt.status_subresource:
+                new.pop('status', None)
+                if 'status' in current:
+                    new['status'] = current['status']
+            if _without(new, 'metadata') != _without(current, 'metadata'):
+                meta['generation'] = cmeta.get('generation', 1) + 1
+        if _comparable(new) == _comparable(current):
+            return current
+        if manager:
+            set_managed_fields(new, manager, subresource=subresource)
+        meta = new['metadata']
+        key = self._key(rt, meta.get('namespace'), meta['name'])
+        if meta.get('deletionTimestamp') and not meta.get('finalizers'):
+            return self._commit('DELETED', rt, key, None, current)
+        return self._commit('MODIFIED', rt, key, new, current)
+
+    def _commit(self, type_, rt, key, new, old):
+        """Stamp a new RV, store, record history, fan out. Lock held."""
+        self._rv += 1
+        rv = self._rv
+        if type_ == 'DELETED':
+            obj = dict(old, metadata=dict(old['metadata'],
+                                          resourceVersion=str(rv)))
+            del self._objects[rt.key][key]
+        else:
+            obj = new
+            obj['metadata']['resourceVersion'] = str(rv)
+            self._objects[rt.key][key] = obj
+        event = Event(rv, type_, rt, obj, old)
+        self._history.append(event)
+        while len(self._history) > self.history_size:
+            self._compacted_rv = self._history.popleft().rv
+        limit = self.watch_backlog_limit
+        for watcher in list(self._watchers):
+            if watcher.accepts(event):
+                watcher.queue.append(event)
+                if limit is not None and len(watcher.queue) > limit:
+                    watcher.queue.clear()
+                    watcher.closed = True
+                    self._watchers.discard(watcher)
+        self._pending.append(event)
+        self._cond.notify_all()
+        return obj
+
+    def _dispatch(self):
+        """Call subscribers for committed events, in commit order."""
+        if not self._subscribers:
+            with self._cond:
+                self._pending.clear()
+            return
+        with self._dispatch_lock:
+            while True:
+                with self._cond:
+                    if not self._pending:
+                        return
+                    event = self._pending.popleft()
+                for fn in self._subscribers:
+                    fn(event.type, event.rt, event.obj, event.old)
+
+
+def _precondition(what, want, have):
+    return ('the %s in the precondition (%s) does not match the %s in '
+            'record (%s). The object might have been modified'
+            % (what, want, what, have))
