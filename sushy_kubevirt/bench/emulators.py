@@ -1,0 +1,102 @@
+"""Emulator processes: this driver or sushy-tools' fake driver, two servers.
+
+``gunicorn`` mirrors Ironic's devstack (2 workers x 2 threads); ``devserver``
+is the threaded Flask development server behind each project's console
+script.
+"""
+
+import os
+import pprint
+import sys
+import uuid
+
+from sushy_kubevirt.bench import procs
+
+SERVERS = ('gunicorn', 'devserver')
+WORKERS = 2
+THREADS = 2
+_FAKE_NS = uuid.UUID('6a1e9a4e-0a57-4a43-9d54-7a0b5a3c2f10')
+
+
+def fake_systems(count):
+    """``SUSHY_EMULATOR_FAKE_SYSTEMS`` entries for ``count`` fake nodes."""
+    return [{'uuid': str(uuid.uuid5(_FAKE_NS, str(i))),
+             'name': 'fake-%05d' % i,
+             'power_state': 'Off',
+             'nics': [{'mac': '52:54:00:%02x:%02x:%02x' % (
+                 i >> 16 & 255, i >> 8 & 255, i & 255)}]}
+            for i in range(count)]
+
+
+def _settings(port, driver, systems, state_dir, kubeconfig, namespaces,
+              extra):
+    settings = {'SUSHY_EMULATOR_LISTEN_IP': '127.0.0.1',
+                'SUSHY_EMULATOR_LISTEN_PORT': port,
+                'SUSHY_EMULATOR_STATE_DIR': state_dir}
+    if driver == 'fake':
+        settings.update(SUSHY_EMULATOR_FAKE_DRIVER=True,
+                        SUSHY_EMULATOR_FAKE_SYSTEMS=fake_systems(systems))
+    else:
+        settings.update(SUSHY_EMULATOR_SYSTEMS_DRIVER='kubevirt',
+                        SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG=kubeconfig)
+        if namespaces:
+            settings['SUSHY_EMULATOR_KUBEVIRT_NAMESPACES'] = list(namespaces)
+    settings.update(extra or {})
+    return settings
+
+
+def write_config(path, port, driver, systems=0, kubeconfig=None,
+                 namespaces=None, extra=None):
+    """Write an emulator config file; ``driver`` is 'fake' or 'kubevirt'."""
+    state_dir = os.path.join(os.path.dirname(path), 'state-%d' % port)
+    os.makedirs(state_dir, exist_ok=True)
+    settings = _settings(port, driver, systems, state_dir, kubeconfig,
+                         namespaces, extra)
+    lines = ['import sushy_kubevirt.plugin  # noqa'] if driver != 'fake' \
+        else []
+    lines += ['%s = %s' % (key, pprint.pformat(value, width=200))
+              for key, value in settings.items()]
+    with open(path, 'w') as config:
+        config.write('\n'.join(lines) + '\n')
+    return path
+
+
+def _script(name):
+    return os.path.join(os.path.dirname(sys.executable), name)
+
+
+def argv(server, driver, config_path, port):
+    """The command line starting one emulator."""
+    if server == 'gunicorn':
+        return [sys.executable, '-m', 'gunicorn',
+                '--bind', '127.0.0.1:%d' % port,
+                '--workers', str(WORKERS), '--threads', str(THREADS),
+                '--timeout', '120', '--graceful-timeout', '5',
+                'sushy_tools.emulator.main:app']
+    if driver == 'fake':
+        return [_script('sushy-emulator'), '--fake', '--config', config_path,
+                '--interface', '127.0.0.1', '--port', str(port)]
+    return [_script('sushy-kubevirt-emulator'), '--config', config_path]
+
+
+class Emulator:
+    """One running emulator process (and its workers)."""
+
+    def __init__(self, server, driver, config_path, port, log_path,
+                 wrapper=()):
+        self.server, self.driver, self.port = server, driver, port
+        self.log_path = log_path
+        self.proc = procs.spawn(
+            list(wrapper) + argv(server, driver, config_path, port),
+            log_path, env={'SUSHY_EMULATOR_CONFIG': config_path})
+
+    def wait_ready(self, deadline_s=60.0):
+        procs.wait_http(self.proc, self.port, '/redfish/v1/', deadline_s,
+                        self.log_path)
+
+    def rss_kb(self):
+        """Total VmRSS of the server and its workers, in kB."""
+        return sum(procs.rss_kb(self.proc.pid).values())
+
+    def stop(self):
+        procs.stop(self.proc)

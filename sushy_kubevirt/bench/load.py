@@ -1,0 +1,208 @@
+"""The load generator, run as its own process (``python -m ...bench.load``).
+
+It reads one JSON spec on stdin and writes one JSON result on stdout, so the
+emulator under test never shares a CPU-bound interpreter with its client.
+Requests use ``http.client`` with ``Connection: close`` like sushy (or one
+keep-alive connection per thread), and are bounded in count and time.
+"""
+
+import collections
+import http.client
+import itertools
+import json
+import sys
+import threading
+import time
+
+from sushy_kubevirt.bench import stats
+
+SYSTEM = '/redfish/v1/Systems/%s'
+WORKLOADS = ('pr32', 'ironic', 'mixed')
+KINDS = ('list_systems', 'get_system', 'get_secureboot', 'poll', 'reset',
+         'boot_patch', 'vmedia')
+
+
+def _req(kind, method, path, body=None):
+    return kind, method, path, body
+
+
+def list_systems(node):
+    return [_req('list_systems', 'GET', '/redfish/v1/Systems')]
+
+
+def get_system(node):
+    return [_req('get_system', 'GET', SYSTEM % node)]
+
+
+def get_secureboot(node):
+    return [_req('get_secureboot', 'GET', SYSTEM % node + '/SecureBoot')]
+
+
+def poll(node):
+    """Ironic's power-state sync for one node: 4 x System, 1 x SecureBoot."""
+    return get_system(node) * 4 + get_secureboot(node)
+
+
+def reset(node):
+    """Power on, then force off again (the node ends as it started)."""
+    path = SYSTEM % node + '/Actions/ComputerSystem.Reset'
+    return [_req('reset', 'POST', path, {'ResetType': kind})
+            for kind in ('On', 'ForceOff')]
+
+
+def boot_patch(node):
+    """Boot from Pxe, then back to Hdd, as Ironic's set_boot_device."""
+    return [_req('boot_patch', 'PATCH', SYSTEM % node,
+                 {'Boot': {'BootSourceOverrideTarget': target,
+                           'BootSourceOverrideEnabled': 'Continuous'}})
+            for target in ('Pxe', 'Hdd')]
+
+
+def vmedia(node, image_url):
+    """Insert an ISO (Image only, as Ironic sends it), then eject it."""
+    path = SYSTEM % node + '/VirtualMedia/Cd/Actions/VirtualMedia.%s'
+    return [_req('vmedia_insert', 'POST', path % 'InsertMedia',
+                 {'Image': image_url}),
+            _req('vmedia_eject', 'POST', path % 'EjectMedia', {})]
+
+
+def _mixed(node, i, image_url):
+    slot = i % 10
+    if slot == 3:
+        return reset(node)
+    if slot == 6:
+        return boot_patch(node)
+    if slot == 9 and image_url:
+        return vmedia(node, image_url)
+    return poll(node)
+
+
+_SINGLE = {'list_systems': list_systems, 'get_system': get_system,
+           'get_secureboot': get_secureboot, 'poll': poll, 'reset': reset,
+           'boot_patch': boot_patch}
+
+
+def tasks(spec):
+    """The bounded list of tasks (each a list of requests) for a spec."""
+    nodes, budget = spec['systems'], spec['requests']
+    workload, image = spec['workload'], spec.get('image_url')
+    cycle = itertools.cycle(nodes)
+    result, planned = [], 0
+    for i in itertools.count():
+        if workload == 'mixed':
+            task = _mixed(next(cycle), i, image)
+        elif workload == 'pr32':
+            task = get_system(next(cycle))
+        elif workload == 'ironic':
+            task = poll(next(cycle))
+        elif workload == 'vmedia':
+            task = vmedia(next(cycle), image)
+        else:
+            task = _SINGLE[workload](next(cycle))
+        if planned + len(task) > budget and result:
+            return result
+        result.append(task)
+        planned += len(task)
+
+
+class _Client:
+    def __init__(self, port, keepalive, timeout):
+        self.port, self.keepalive, self.timeout = port, keepalive, timeout
+        self.conn = None
+
+    def send(self, method, path, body):
+        if self.conn is None:
+            self.conn = http.client.HTTPConnection('127.0.0.1', self.port,
+                                                   timeout=self.timeout)
+        headers = {'OData-Version': '4.0', 'Accept-Encoding': 'identity'}
+        if not self.keepalive:
+            headers['Connection'] = 'close'
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            headers['Content-Type'] = 'application/json'
+        try:
+            self.conn.request(method, path, body=data, headers=headers)
+            response = self.conn.getresponse()
+            content = response.read()
+        except Exception:
+            self.close()
+            raise
+        if not self.keepalive or response.will_close:
+            self.close()
+        return response.status, content
+
+    def close(self):
+        if self.conn is not None:
+            self.conn.close()
+            self.conn = None
+
+
+def run(spec):
+    """Run a spec's tasks from ``parallel`` threads; return the summary."""
+    todo = iter(tasks(spec))
+    lock = threading.Lock()
+    samples = collections.defaultdict(list)
+    statuses = collections.defaultdict(collections.Counter)
+    failures = []
+    deadline = time.monotonic() + spec['seconds']
+
+    def worker():
+        client = _Client(spec['port'], spec.get('keepalive', False),
+                         spec.get('timeout', 60.0))
+        while time.monotonic() < deadline:
+            with lock:
+                task = next(todo, None)
+            if task is None:
+                break
+            for kind, method, path, body in task:
+                start = time.perf_counter()
+                try:
+                    status, content = client.send(method, path, body)
+                except Exception as exc:
+                    status, content = 0, repr(exc).encode()
+                elapsed = time.perf_counter() - start
+                with lock:
+                    samples[kind].append(elapsed)
+                    statuses[kind][status] += 1
+                    if status >= 400 or not status:
+                        if len(failures) < 5:
+                            failures.append('%s %s %s: %s' % (
+                                method, path, status, content[:300]))
+        client.close()
+
+    started = time.perf_counter()
+    threads = [threading.Thread(target=worker)
+               for _ in range(spec['parallel'])]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    wall = time.perf_counter() - started
+    return _result(samples, statuses, failures, wall)
+
+
+def _errors(counter):
+    return sum(n for code, n in counter.items() if code >= 400 or not code)
+
+
+def _result(samples, statuses, failures, wall):
+    kinds = {}
+    for kind, values in sorted(samples.items()):
+        kinds[kind] = stats.summarize(values, wall, _errors(statuses[kind]))
+        kinds[kind]['statuses'] = {str(code): n for code, n
+                                   in sorted(statuses[kind].items())}
+    everything = [v for values in samples.values() for v in values]
+    total = stats.summarize(everything, wall,
+                            sum(_errors(c) for c in statuses.values()))
+    return {'total': total, 'kinds': kinds, 'failures': failures}
+
+
+def main():
+    spec = json.load(sys.stdin)
+    json.dump(run(spec), sys.stdout)
+    sys.stdout.write('\n')
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,120 @@
+"""Child processes: spawn, wait until serving, measure RSS, stop."""
+
+import http.client
+import os
+import signal
+import socket
+import subprocess
+import time
+
+
+class StartError(RuntimeError):
+    """A child process exited or did not answer before its deadline."""
+
+
+def free_port():
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def spawn(argv, log_path, env=None, **kwargs):
+    """Start ``argv`` in its own process group, output appended to a log."""
+    log = open(log_path, 'ab')
+    try:
+        return subprocess.Popen(
+            argv, stdout=kwargs.pop('stdout', log), stderr=log,
+            stdin=kwargs.pop('stdin', subprocess.DEVNULL),
+            env=dict(os.environ, **(env or {})), start_new_session=True,
+            **kwargs)
+    finally:
+        log.close()
+
+
+def log_tail(log_path, limit=2000):
+    try:
+        with open(log_path, 'rb') as log:
+            return log.read()[-limit:].decode('utf-8', 'replace')
+    except OSError:
+        return ''
+
+
+def http_get(port, path, timeout=10.0):
+    """``(status, body bytes)`` of one GET on 127.0.0.1 (Connection: close)."""
+    conn = http.client.HTTPConnection('127.0.0.1', port, timeout=timeout)
+    try:
+        conn.request('GET', path, headers={'Connection': 'close'})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def wait_http(proc, port, path, deadline_s, log_path):
+    """Poll ``path`` until it answers 200; StartError on exit or timeout."""
+    deadline = time.monotonic() + deadline_s
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise StartError('%s exited with %s:\n%s' % (
+                proc.args[0], proc.returncode, log_tail(log_path)))
+        try:
+            if http_get(port, path, timeout=2.0)[0] == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    raise StartError('%s did not answer %s within %.0f s:\n%s' % (
+        proc.args[0], path, deadline_s, log_tail(log_path)))
+
+
+def stop(proc, grace_s=10.0):
+    """SIGTERM the child's process group, then SIGKILL after ``grace_s``."""
+    if proc.poll() is not None:
+        return
+    for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(wait_s)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _children(pid):
+    found = []
+    try:
+        tasks = os.listdir('/proc/%d/task' % pid)
+    except OSError:
+        return found
+    for task in tasks:
+        try:
+            with open('/proc/%d/task/%s/children' % (pid, task)) as f:
+                found.extend(int(c) for c in f.read().split())
+        except OSError:
+            continue
+    return found
+
+
+def _rss_kb(pid):
+    try:
+        with open('/proc/%d/status' % pid) as status:
+            for line in status:
+                if line.startswith('VmRSS:'):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def rss_kb(pid):
+    """``{pid: VmRSS kB}`` of a process and all its descendants."""
+    result, todo = {}, [pid]
+    while todo:
+        current = todo.pop()
+        result[current] = _rss_kb(current)
+        todo.extend(_children(current))
+    return result

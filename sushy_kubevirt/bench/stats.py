@@ -1,0 +1,41 @@
+"""Pure summaries of latency samples."""
+
+import math
+
+
+def percentile(sorted_values, fraction):
+    """Nearest-rank percentile of an already sorted list (None if empty)."""
+    if not sorted_values:
+        return None
+    rank = max(1, math.ceil(fraction * len(sorted_values)))
+    return sorted_values[rank - 1]
+
+
+def summarize(latencies, wall_s, errors=0):
+    """Count, throughput and p50/p95/p99 (milliseconds) of one sample set."""
+    values = sorted(latencies)
+    ms = (lambda v: None if v is None else round(v * 1000.0, 2))
+    return {
+        'requests': len(values),
+        'errors': errors,
+        'wall_s': round(wall_s, 3),
+        'rps': round(len(values) / wall_s, 1) if wall_s > 0 else None,
+        'p50_ms': ms(percentile(values, 0.50)),
+        'p95_ms': ms(percentile(values, 0.95)),
+        'p99_ms': ms(percentile(values, 0.99)),
+    }
+
+
+def ratio(numerator, denominator):
+    """``numerator / denominator`` rounded, or None when undefined."""
+    if not numerator or not denominator:
+        return None
+    return round(numerator / denominator, 2)
+
+
+def per_request(counts, requests):
+    """Divide API-call counts ``{kind: n}`` by the number of requests."""
+    if not requests:
+        return {}
+    return {kind: round(n / requests, 3) for kind, n in sorted(counts.items())
+            if n}
