@@ -1,0 +1,127 @@
+"""Live Kubernetes API calls: rate-limited, counted, errors translated.
+
+Every call returns plain dicts (or the raw streaming response for watches)
+and raises :mod:`sushy_kubevirt.kube.errors` exceptions.
+"""
+
+import json
+
+from kubernetes.client import exceptions as k8s_exceptions
+import urllib3
+
+from sushy_kubevirt.kube import errors
+
+JSON = 'application/json'
+JSON_PATCH = 'application/json-patch+json'
+#: Seconds to wait for a TCP connection and for each response read.
+DEFAULT_TIMEOUT = (10.0, 60.0)
+
+
+class Api:
+    """Thin layer over the official client's transport (``ApiClient``)."""
+
+    def __init__(self, api_client, limiter, accounting,
+                 timeout=DEFAULT_TIMEOUT):
+        self.api_client = api_client
+        self.limiter = limiter
+        self.accounting = accounting
+        self.timeout = timeout
+
+    def close(self):
+        self.api_client.close()
+
+    def _send(self, verb, label, method, path, query=None, body=None,
+              content_type=None, timeout=None):
+        waited = self.limiter.acquire()
+        if waited:
+            self.accounting.throttled(waited)
+        self.accounting.live(verb, label)
+        headers = {'Accept': JSON}
+        if body is not None:
+            headers['Content-Type'] = content_type or JSON
+        method, url, headers, body, _ = self.api_client.param_serialize(
+            method=method, resource_path=path,
+            query_params=[(k, v) for k, v in (query or {}).items()
+                          if v is not None],
+            header_params=headers, body=body, auth_settings=['BearerToken'])
+        try:
+            response = self.api_client.call_api(
+                method, url, header_params=headers, body=body,
+                _request_timeout=timeout or self.timeout)
+        except k8s_exceptions.ApiException as exc:
+            raise errors.from_exception(exc) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise errors.Unavailable('%s %s: %s' % (method, path, exc)) \
+                from exc
+        return response
+
+    def _call(self, verb, label, method, path, **kwargs):
+        response = self._send(verb, label, method, path, **kwargs)
+        data = response.read()
+        if not 200 <= response.status <= 299:
+            raise errors.from_response(response.status, data,
+                                       response.headers)
+        return json.loads(data) if data else None
+
+    def list(self, resource, namespace=None, label_selector=None,
+             resource_version=None, limit=None, continue_token=None):
+        """One page of a list, as a dict with ``items`` and ``metadata``."""
+        query = {'labelSelector': label_selector,
+                 'resourceVersion': resource_version,
+                 'limit': limit, 'continue': continue_token}
+        return self._call('list', resource.plural, 'GET',
+                          resource.path(namespace), query=query)
+
+    def watch(self, resource, namespace=None, label_selector=None,
+              resource_version=None, timeout_seconds=None,
+              read_timeout=None):
+        """Open a watch; return the raw urllib3 response (caller closes).
+
+        Bookmarks are always requested; ``read_timeout`` bounds the silence
+        between two chunks (a client-side stall detector).
+        """
+        query = {'watch': 'true', 'allowWatchBookmarks': 'true',
+                 'labelSelector': label_selector,
+                 'resourceVersion': resource_version,
+                 'timeoutSeconds': timeout_seconds}
+        timeout = (self.timeout[0], read_timeout or self.timeout[1])
+        response = self._send('watch', resource.plural, 'GET',
+                              resource.path(namespace), query=query,
+                              timeout=timeout)
+        if not 200 <= response.status <= 299:
+            data = response.read()
+            raise errors.from_response(response.status, data,
+                                       response.headers)
+        return response.response
+
+    def get(self, resource, namespace, name):
+        return self._call('get', resource.plural, 'GET',
+                          resource.path(namespace, name))
+
+    def create(self, resource, namespace, body):
+        return self._call('create', resource.plural, 'POST',
+                          resource.path(namespace), body=body)
+
+    def delete(self, resource, namespace, name):
+        """Delete; return the server's answer (the object or a Status)."""
+        return self._call('delete', resource.plural, 'DELETE',
+                          resource.path(namespace, name))
+
+    def patch(self, resource, namespace, name, operations):
+        """Apply an RFC 6902 JSON patch (a non-empty list of operations).
+
+        The body must be a list: the official client silently turns a
+        JSON-patch request with any other body into a strategic merge patch.
+        """
+        if not isinstance(operations, list) or not operations:
+            raise ValueError('a JSON patch is a non-empty list, got %r'
+                             % (operations,))
+        return self._call('patch', resource.plural, 'PATCH',
+                          resource.path(namespace, name), body=operations,
+                          content_type=JSON_PATCH)
+
+    def put_subresource(self, resource, namespace, name, action, body=None):
+        """PUT ``.../{name}/{action}`` (e.g. subresources.kubevirt.io)."""
+        return self._call(action, '%s/%s' % (resource.plural, action), 'PUT',
+                          resource.path(namespace, name, action),
+                          body=body if body is not None else {})

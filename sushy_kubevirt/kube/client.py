@@ -1,0 +1,56 @@
+"""Build the official client's ``ApiClient`` from :class:`Settings`."""
+
+import os
+
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+from kubernetes.config import config_exception
+import yaml
+
+from sushy_kubevirt import config
+
+#: Connections kept for request/response calls besides the open watches.
+DEFAULT_WORKERS = 32
+
+
+def _load(settings, cfg):
+    if settings.kubeconfig is None and not settings.context and \
+            os.environ.get('KUBERNETES_SERVICE_HOST'):
+        k8s_config.load_incluster_config(client_configuration=cfg)
+        return
+    k8s_config.load_kube_config(config_file=settings.kubeconfig,
+                                context=settings.context,
+                                client_configuration=cfg,
+                                persist_config=False)
+
+
+def _config_error(settings, exc):
+    text = str(exc)
+    if settings.context and settings.context in text:
+        key = config.PREFIX + 'CONTEXT'
+        what = 'context %r' % settings.context
+    else:
+        key = config.PREFIX + 'KUBECONFIG'
+        what = repr(settings.kubeconfig or '~/.kube/config (or in-cluster)')
+    return config.ConfigError('%s: cannot load %s: %s' % (key, what, text))
+
+
+def make_api_client(settings, watches=0, workers=DEFAULT_WORKERS):
+    """An ``ApiClient`` for the kubeconfig (and context) in ``settings``.
+
+    Without a kubeconfig the in-cluster service account is used when
+    running in a pod, else ``~/.kube/config``. The urllib3 pool holds a
+    connection per open watch plus ``workers`` for the serving threads, and
+    TCP keepalive is on so half-open connections are noticed.
+
+    :raises sushy_kubevirt.config.ConfigError: naming the setting at fault.
+    """
+    cfg = k8s_client.Configuration()
+    try:
+        _load(settings, cfg)
+    except (config_exception.ConfigException, OSError, ValueError,
+            yaml.YAMLError) as exc:
+        raise _config_error(settings, exc) from exc
+    cfg.keep_alive = True
+    cfg.connection_pool_maxsize = watches + workers
+    return k8s_client.ApiClient(cfg)

@@ -1,0 +1,102 @@
+"""Kubernetes API errors as a small exception hierarchy.
+
+Built from an HTTP status and body (``from_response``), from a watch
+``ERROR`` event's ``Status`` (``from_status``) or from the official client's
+``ApiException`` (``from_exception``).
+"""
+
+import json
+
+
+class ApiError(Exception):
+    """A Kubernetes API call failed; ``status`` is the HTTP code."""
+
+    def __init__(self, message, status=None, reason=None, details=None,
+                 retry_after=None):
+        super().__init__(message)
+        self.message = message
+        self.status = status
+        self.reason = reason
+        self.details = details or {}
+        self.retry_after = retry_after
+
+
+class Unavailable(ApiError):
+    """The API server could not be reached (refused, dropped, timed out)."""
+
+
+class NotFound(ApiError):
+    """HTTP 404."""
+
+
+class Conflict(ApiError):
+    """HTTP 409, or a JSON-patch ``test`` operation that failed (422)."""
+
+
+class Forbidden(ApiError):
+    """HTTP 403."""
+
+
+class Gone(ApiError):
+    """HTTP 410: the resourceVersion asked for has been compacted."""
+
+
+class Invalid(ApiError):
+    """HTTP 422: the request was rejected by validation or admission."""
+
+
+class TooManyRequests(ApiError):
+    """HTTP 429; ``retry_after`` holds the server's advice in seconds."""
+
+
+_BY_STATUS = {403: Forbidden, 404: NotFound, 409: Conflict, 410: Gone,
+              422: Invalid, 429: TooManyRequests}
+
+
+def _is_failed_test(status, message):
+    return status == 422 and 'test failed' in message.lower()
+
+
+def _retry_after(headers, details):
+    value = (headers or {}).get('Retry-After')
+    if value is None:
+        value = details.get('retryAfterSeconds')
+    try:
+        return max(0.0, float(value))
+    except (TypeError, ValueError):
+        return None
+
+
+def from_status(status_obj, headers=None, http_status=None):
+    """Build an error from a kube ``Status`` dict."""
+    code = status_obj.get('code') or http_status or 500
+    message = status_obj.get('message') or ('HTTP %s' % code)
+    details = status_obj.get('details') or {}
+    if _is_failed_test(code, message):
+        cls = Conflict
+    else:
+        cls = _BY_STATUS.get(code, ApiError)
+    return cls(message, status=code, reason=status_obj.get('reason'),
+               details=details,
+               retry_after=_retry_after(headers, details))
+
+
+def from_response(status, body, headers=None):
+    """Build an error from an HTTP status, raw body and headers."""
+    if isinstance(body, bytes):
+        body = body.decode('utf-8', 'replace')
+    try:
+        parsed = json.loads(body) if body else None
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or parsed.get('kind') != 'Status':
+        text = (body or '').strip() or 'HTTP %s' % status
+        parsed = {'code': status, 'message': text}
+    return from_status(parsed, headers=headers, http_status=status)
+
+
+def from_exception(exc):
+    """Convert the official client's ``ApiException``."""
+    if not exc.status:
+        return Unavailable(str(exc.reason or exc), reason=exc.reason)
+    return from_response(exc.status, exc.body, exc.headers)

@@ -1,0 +1,42 @@
+"""Token bucket limiting the rate of live Kubernetes API calls."""
+
+import threading
+import time
+
+
+class TokenBucket:
+    """``qps`` tokens per second, at most ``burst`` saved up.
+
+    A caller reserves a token under the lock (the balance may go negative,
+    which queues callers in arrival order) and sleeps outside it.
+    """
+
+    def __init__(self, qps, burst, clock=time.monotonic, sleep=time.sleep):
+        if qps <= 0 or burst < 1:
+            raise ValueError('qps must be > 0 and burst >= 1')
+        self.qps = float(qps)
+        self.burst = int(burst)
+        self._clock = clock
+        self._sleep = sleep
+        self._lock = threading.Lock()
+        self._tokens = float(burst)
+        self._last = clock()
+
+    def reserve(self):
+        """Take one token; return how long the caller must wait first."""
+        with self._lock:
+            now = self._clock()
+            self._tokens = min(float(self.burst),
+                               self._tokens + (now - self._last) * self.qps)
+            self._last = now
+            self._tokens -= 1.0
+            if self._tokens >= 0:
+                return 0.0
+            return -self._tokens / self.qps
+
+    def acquire(self):
+        """Block until a token is available; return the seconds waited."""
+        delay = self.reserve()
+        if delay > 0:
+            self._sleep(delay)
+        return delay

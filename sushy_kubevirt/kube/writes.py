@@ -1,0 +1,57 @@
+"""Guarded writes: JSON patches that fail instead of overwriting news."""
+
+import time
+
+from sushy_kubevirt.kube import errors
+
+
+def _guard(vm, operations):
+    version = vm['metadata']['resourceVersion']
+    return [{'op': 'test', 'path': '/metadata/resourceVersion',
+             'value': version}] + list(operations)
+
+
+def guarded_patch(cluster, namespace, name, build_ops, retries=5):
+    """Patch VM ``namespace/name`` with ``build_ops(vm)``, never blindly.
+
+    ``build_ops`` computes RFC 6902 operations from the (cached) VM; an
+    empty list means nothing to do and no call is made. The patch starts
+    with a ``test`` of ``/metadata/resourceVersion``, so it applies only to
+    the version the operations were computed from; on :class:`Conflict`
+    the VM is re-read live and the operations rebuilt, up to ``retries``
+    attempts in all.
+
+    :returns: the patched VM, or the VM unchanged when there was nothing
+        to do.
+    :raises errors.NotFound: no such VM.
+    :raises errors.Conflict: still conflicting after ``retries`` attempts.
+    """
+    vm = cluster.get_vm(namespace, name)
+    if vm is None:
+        raise errors.NotFound('virtualmachines.kubevirt.io "%s" not found'
+                              % name, status=404, reason='NotFound')
+    for attempt in range(retries):
+        operations = build_ops(vm)
+        if not operations:
+            return vm
+        try:
+            return cluster.patch_vm(namespace, name, _guard(vm, operations))
+        except errors.Conflict:
+            if attempt == retries - 1:
+                raise
+            vm = cluster.get_vm_live(namespace, name)
+
+
+def retry_on_conflict(fn, retries=5, delay=0.01, sleep=time.sleep):
+    """Call ``fn()`` until it does not raise :class:`Conflict`.
+
+    ``fn`` must re-read what it writes on each call. Waits ``delay``
+    seconds between attempts (client-go's ``retry.DefaultRetry``).
+    """
+    for attempt in range(retries):
+        try:
+            return fn()
+        except errors.Conflict:
+            if attempt == retries - 1:
+                raise
+            sleep(delay)
