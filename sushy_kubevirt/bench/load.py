@@ -10,6 +10,7 @@ import collections
 import http.client
 import itertools
 import json
+import subprocess
 import sys
 import threading
 import time
@@ -202,6 +203,19 @@ def main():
     spec = json.load(sys.stdin)
     json.dump(run(spec), sys.stdout)
     sys.stdout.write('\n')
+
+
+def spawn_run(spec, timeout_s=None):
+    """Run one spec in a fresh load-generator process; return its result."""
+    timeout_s = timeout_s or spec['seconds'] + spec.get('timeout', 60.0) + 30
+    done = subprocess.run(
+        [sys.executable, '-m', 'sushy_kubevirt.bench.load'],
+        input=json.dumps(spec), capture_output=True, text=True,
+        timeout=timeout_s, check=False)
+    if done.returncode:
+        raise RuntimeError('load generator failed (%s):\n%s'
+                           % (done.returncode, done.stderr[-2000:]))
+    return json.loads(done.stdout)
 
 
 if __name__ == '__main__':

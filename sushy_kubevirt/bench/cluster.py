@@ -1,0 +1,138 @@
+"""The simulated cluster, in a process the harness owns.
+
+``python -m sushy_kubevirt.bench.cluster --vms N ...`` runs
+:class:`sushy_kubevirt.simulator.Simulator` and answers JSON-line commands
+on stdin (``counts``, ``stop``) so the harness can read the simulator's
+request log from another process. :class:`Cluster` is the harness's side.
+"""
+
+import argparse
+import collections
+import json
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+
+from sushy_kubevirt.bench import procs
+
+
+def _count(entries):
+    counts = collections.Counter(
+        '%s %s' % (entry['verb'], entry['resource']) for entry in entries)
+    return dict(counts)
+
+
+def _serve(sim, out):
+    for line in sys.stdin:
+        command = json.loads(line)
+        name = command['cmd']
+        if name == 'counts':
+            entries = sim.request_log.entries()
+            sim.request_log.clear()
+            reply = {'counts': _count(entries)}
+        elif name == 'stop':
+            break
+        else:
+            reply = {'error': 'unknown command %r' % name}
+        out.write(json.dumps(reply) + '\n')
+        out.flush()
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog='sushy_kubevirt.bench.cluster')
+    parser.add_argument('--vms', type=int, default=0)
+    parser.add_argument('--namespaces', type=int, default=1)
+    parser.add_argument('--latency-ms', type=float, default=0)
+    parser.add_argument('--max-qps', type=float, default=None)
+    parser.add_argument('--kubeconfig', required=True)
+    args = parser.parse_args(argv)
+    # Replies go to the real stdout; anything printed by the simulator
+    # goes to stderr (the log file).
+    out = os.fdopen(os.dup(sys.stdout.fileno()), 'w')
+    sys.stdout = sys.stderr
+    from sushy_kubevirt.simulator import Simulator
+
+    started = time.monotonic()
+    sim = Simulator(vms=args.vms, namespaces=args.namespaces,
+                    latency_ms=args.latency_ms, max_qps=args.max_qps)
+    sim.start()
+    try:
+        sim.write_kubeconfig(args.kubeconfig)
+        sim.request_log.clear()
+        out.write(json.dumps({'url': sim.url,
+                              'seed_s': time.monotonic() - started}) + '\n')
+        out.flush()
+        _serve(sim, out)
+    finally:
+        sim.stop()
+
+
+class Cluster:
+    """The harness's handle on one simulator process."""
+
+    def __init__(self, workdir, vms, namespaces, latency_ms=0, max_qps=None,
+                 deadline_s=300.0):
+        self.vms, self.namespaces = vms, namespaces
+        self.latency_ms, self.max_qps = latency_ms, max_qps
+        self.kubeconfig = os.path.join(
+            workdir, 'kubeconfig-%d-%s' % (vms, latency_ms))
+        self.log_path = self.kubeconfig + '.log'
+        argv = [sys.executable, '-m', 'sushy_kubevirt.bench.cluster',
+                '--vms', str(vms), '--namespaces', str(namespaces),
+                '--latency-ms', str(latency_ms),
+                '--kubeconfig', self.kubeconfig]
+        if max_qps:
+            argv += ['--max-qps', str(max_qps)]
+        self.proc = procs.spawn(argv, self.log_path, stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        self._lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        ready = self._reply(deadline_s)
+        self.url, self.seed_s = ready['url'], ready['seed_s']
+
+    @property
+    def namespace_names(self):
+        if self.namespaces == 1:
+            return ['default']
+        return ['ns-%03d' % i for i in range(self.namespaces)]
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self._lines.put(line)
+        self._lines.put(None)
+
+    def _reply(self, timeout):
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            line = None
+        if line is None:
+            raise procs.StartError('simulator did not answer:\n%s'
+                                   % procs.log_tail(self.log_path))
+        return json.loads(line)
+
+    def _call(self, cmd, timeout=60.0):
+        self.proc.stdin.write(json.dumps({'cmd': cmd}) + '\n')
+        self.proc.stdin.flush()
+        return self._reply(timeout)
+
+    def counts(self):
+        """API requests ``{'verb resource': n}`` since the previous call."""
+        return self._call('counts')['counts']
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.proc.stdin.write(json.dumps({'cmd': 'stop'}) + '\n')
+                self.proc.stdin.close()
+                self.proc.wait(15)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        procs.stop(self.proc)
+
+
+if __name__ == '__main__':
+    main()
