@@ -1,0 +1,82 @@
+"""``sushy-kubevirt-emulator``: sushy-emulator with the KubeVirt drivers.
+
+Accepts every ``sushy-emulator`` option, plus ``--simulate N``: start the
+embedded Kubernetes + KubeVirt simulator with N VMs on a free loopback port
+and point the KubeVirt drivers at it, so no cluster is needed.
+"""
+
+import argparse
+import os
+import signal
+import sys
+import tempfile
+
+from sushy_tools.emulator import main as emulator
+
+from sushy_kubevirt import plugin
+from sushy_kubevirt import simulator
+
+
+def _parse(argv):
+    parser = argparse.ArgumentParser(
+        'sushy-kubevirt-emulator', add_help=False,
+        description='Every sushy-emulator option is accepted as well.')
+    parser.add_argument(
+        '--simulate', type=int, metavar='N',
+        help='serve N simulated KubeVirt VMs (no cluster needed)')
+    args, rest = parser.parse_known_args(argv)
+    if args.simulate is not None and args.simulate < 0:
+        parser.error('--simulate needs a number >= 0')
+    return args, rest
+
+
+def _simulate(app, vms, workdir):
+    """Start a simulator; make ``app`` use it whatever the config says."""
+    sim = simulator.Simulator(vms=vms).start()
+    kubeconfig = sim.write_kubeconfig(os.path.join(workdir, 'kubeconfig'))
+    overrides = {
+        plugin.SYSTEMS_KEY: 'kubevirt',
+        plugin.VMEDIA_KEY: 'kubevirt',
+        'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG': kubeconfig,
+    }
+    configure, run = app.configure, app.run
+
+    def configure_simulated(config_file=None, extra_config=None):
+        configure(config_file=config_file,
+                  extra_config=dict(extra_config or {}, **overrides))
+
+    def run_simulated(*args, **kwargs):
+        # The reloader would re-run this process (and a second simulator).
+        kwargs.setdefault('use_reloader', False)
+        return run(*args, **kwargs)
+
+    app.configure = configure_simulated
+    app.run = run_simulated
+    app.config.update(overrides)
+    print('sushy-kubevirt-emulator: simulating %d VMs at %s (kubeconfig %s)'
+          % (vms, sim.url, kubeconfig), file=sys.stderr, flush=True)
+    return sim
+
+
+def _terminate(signum, frame):
+    raise SystemExit(128 + signum)
+
+
+def main(argv=None):
+    """Run sushy-emulator with the plugin (and maybe a simulator)."""
+    argv = sys.argv[1:] if argv is None else argv
+    args, rest = _parse(argv)
+    sys.argv = [sys.argv[0]] + rest
+    if args.simulate is None:
+        return emulator.main()
+    signal.signal(signal.SIGTERM, _terminate)
+    with tempfile.TemporaryDirectory(prefix='sushy-kubevirt-') as workdir:
+        sim = _simulate(emulator.app, args.simulate, workdir)
+        try:
+            return emulator.main()
+        finally:
+            sim.stop()
+
+
+if __name__ == '__main__':
+    sys.exit(main())

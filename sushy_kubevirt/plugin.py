@@ -1,0 +1,149 @@
+"""Load sushy-tools drivers by name from entry points.
+
+Importing this module (``import sushy_kubevirt.plugin`` in the emulator's
+config file) replaces the ``systems`` and ``vmedia`` properties of the
+``sushy_tools.emulator.main.Application`` class. When
+``SUSHY_EMULATOR_SYSTEMS_DRIVER`` / ``SUSHY_EMULATOR_VMEDIA_DRIVER`` name a
+driver, it is loaded with stevedore from the ``sushy_tools.emulator.systems``
+/ ``sushy_tools.emulator.vmedia`` namespaces; without them the original
+properties run and sushy-tools behaves exactly as before. It also installs the
+request hooks of :mod:`sushy_kubevirt.routes`.
+
+The class is patched, never ``main.app``: under WSGI the config file runs
+while ``main.py`` is still being imported. Importing starts no thread and
+opens no connection (gunicorn forks after import).
+"""
+
+import importlib.metadata
+import threading
+
+from stevedore import driver as sd_driver
+from stevedore import exception as sd_exception
+from sushy_tools.emulator import main
+from sushy_tools.emulator import memoize
+
+from sushy_kubevirt import routes
+
+SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
+VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
+SYSTEMS_NAMESPACE = 'sushy_tools.emulator.systems'
+VMEDIA_NAMESPACE = 'sushy_tools.emulator.vmedia'
+_NAMESPACES = {SYSTEMS_KEY: SYSTEMS_NAMESPACE, VMEDIA_KEY: VMEDIA_NAMESPACE}
+
+#: Class attribute holding the original Application members we replaced.
+_ORIGINALS = '_sushy_kubevirt_originals'
+
+# Serialises the first construction of the drivers (request threads race).
+_LOCK = threading.RLock()
+
+
+class DriverNotFound(RuntimeError):
+    """A configured driver name is not installed."""
+
+
+def installed(namespace):
+    """Names registered in an entry-point namespace (nothing is loaded)."""
+    return sorted({entry.name for entry in
+                   importlib.metadata.entry_points(group=namespace)})
+
+
+def driver_class(config, key):
+    """The class registered under ``config[key]``, or None if unset.
+
+    :raises DriverNotFound: naming the key and the installed drivers.
+    """
+    name = config.get(key)
+    if not name:
+        return None
+    namespace = _NAMESPACES[key]
+    try:
+        return sd_driver.DriverManager(
+            namespace, name, on_load_failure_callback=_reraise).driver
+    except sd_exception.NoMatches:
+        names = ', '.join(installed(namespace)) or 'none'
+        raise DriverNotFound(
+            '%s = %r is not an installed driver; installed in entry-point '
+            'namespace %s: %s (leave %s unset for the built-in drivers)'
+            % (key, name, namespace, names, key)) from None
+
+
+def _reraise(manager, entry_point, exc):
+    raise exc
+
+
+def validate(config):
+    """Check that every configured driver name resolves to a class."""
+    for key in _NAMESPACES:
+        driver_class(config, key)
+
+
+def _systems(self):
+    with _LOCK:
+        cls = driver_class(self.config, SYSTEMS_KEY)
+        if cls is None:
+            return _original('systems').fget(self)
+        result = cls.initialize(self.config, self.logger)()
+        self.logger.debug('Initialized system resource backed by %s driver',
+                          result.driver)
+        return result
+
+
+def _vmedia(self):
+    with _LOCK:
+        cls = driver_class(self.config, VMEDIA_KEY)
+        if cls is None:
+            return _original('vmedia').fget(self)
+        return cls(self.config, self.logger, self.systems)
+
+
+def check(app, connect=False):
+    """Fail fast on a wrong driver name or driver setting.
+
+    Builds the configured systems driver (its ``initialize`` validates the
+    settings) and, with ``connect``, calls its ``check()`` if it has one
+    (e.g. the cluster is reachable and the namespaces readable).
+    """
+    validate(app.config)
+    if app.config.get(SYSTEMS_KEY):
+        systems = app.systems
+        if connect and hasattr(systems, 'check'):
+            systems.check()
+
+
+def _run(self, *args, **kwargs):
+    try:
+        check(self, connect=True)
+    except (DriverNotFound, ValueError) as exc:
+        raise SystemExit('sushy-emulator: %s' % exc)
+    return _original('run')(self, *args, **kwargs)
+
+
+def _register_blueprint(self, *args, **kwargs):
+    # main.py registers its blueprints right after ``app = Application()``
+    # has loaded SUSHY_EMULATOR_CONFIG: the first point where a WSGI server
+    # can be stopped from starting with a wrong setting. Nothing connects.
+    check(self)
+    return _original('register_blueprint')(self, *args, **kwargs)
+
+
+def _original(name):
+    return getattr(main.Application, _ORIGINALS)[name]
+
+
+def install():
+    """Patch ``main.Application`` once; later calls do nothing."""
+    cls = main.Application
+    if _ORIGINALS in vars(cls):
+        return
+    originals = {name: getattr(cls, name) for name in (
+        'systems', 'vmedia', 'run', 'register_blueprint',
+        'preprocess_request', 'process_response')}
+    setattr(cls, _ORIGINALS, originals)
+    cls.systems = property(memoize.memoize()(_systems))
+    cls.vmedia = property(memoize.memoize()(_vmedia))
+    cls.run = _run
+    cls.register_blueprint = _register_blueprint
+    routes.install(cls, originals, SYSTEMS_KEY)
+
+
+install()

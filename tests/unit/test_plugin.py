@@ -1,0 +1,89 @@
+"""The stevedore loader patched into sushy-tools' Application class."""
+
+from unittest import mock
+
+import flask
+import pytest
+from sushy_tools.emulator import main
+from sushy_tools.emulator.resources.systems import fakedriver
+from sushy_tools.emulator.resources import vmedia as stock_vmedia
+
+from sushy_kubevirt.drivers import systems as kv_systems
+from sushy_kubevirt.drivers import vmedia as kv_vmedia
+from sushy_kubevirt import plugin
+
+
+@pytest.fixture
+def app(tmp_path):
+    saved = dict(main.app.config)
+    main.app._cache = {}
+    main.app.config['SUSHY_EMULATOR_STATE_DIR'] = str(tmp_path)
+    yield main.app
+    main.app.config.clear()
+    main.app.config.update(saved)
+    main.app._cache = {}
+
+
+def test_install_is_idempotent_and_patches_the_class():
+    systems = vars(main.Application)['systems']
+    plugin.install()
+    assert vars(main.Application)['systems'] is systems
+    assert 'systems' not in vars(main.app)
+    assert plugin._original('systems') is not systems
+
+
+def test_without_keys_stock_selection_is_unchanged(app):
+    app.config['SUSHY_EMULATOR_FAKE_DRIVER'] = True
+    assert isinstance(app.systems, fakedriver.FakeDriver)
+    assert isinstance(app.vmedia, stock_vmedia.StaticDriver)
+    response = app.test_client().get('/redfish/v1/Systems')
+    assert response.status_code == 200
+    members = response.get_json()['Members']
+    assert len(members) == len(app.config['SUSHY_EMULATOR_FAKE_SYSTEMS'])
+
+
+def test_named_drivers_are_loaded_from_entry_points(app, tmp_path):
+    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
+    app.config[plugin.VMEDIA_KEY] = 'kubevirt'
+    app.config['SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG'] = str(
+        tmp_path / 'absent')
+    systems = app.systems
+    assert isinstance(systems, kv_systems.KubeVirtDriver)
+    assert app.systems is systems
+    assert isinstance(app.vmedia, kv_vmedia.KubeVirtVmediaDriver)
+    assert app.vmedia._systems is systems
+
+
+def test_unknown_name_lists_installed_drivers():
+    with pytest.raises(plugin.DriverNotFound) as exc:
+        plugin.driver_class({plugin.VMEDIA_KEY: 'nope'}, plugin.VMEDIA_KEY)
+    message = str(exc.value)
+    assert plugin.VMEDIA_KEY in message and "'nope'" in message
+    assert 'installed in entry-point namespace %s: kubevirt' % (
+        plugin.VMEDIA_NAMESPACE) in message
+
+
+def test_run_stops_on_unknown_driver(app):
+    app.config[plugin.SYSTEMS_KEY] = 'nope'
+    with mock.patch.object(flask.Flask, 'run') as run:
+        with pytest.raises(SystemExit) as exc:
+            app.run()
+    assert 'installed in entry-point namespace' in str(exc.value.code)
+    run.assert_not_called()
+
+
+def test_run_stops_on_bad_setting(app):
+    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
+    app.config['SUSHY_EMULATOR_KUBEVIRT_QPS'] = 'fast'
+    with mock.patch.object(flask.Flask, 'run') as run:
+        with pytest.raises(SystemExit) as exc:
+            app.run()
+    assert 'SUSHY_EMULATOR_KUBEVIRT_QPS' in str(exc.value.code)
+    run.assert_not_called()
+
+
+def test_wsgi_import_path_stops_on_unknown_driver(app):
+    # main.py registers blueprints right after loading the config file.
+    app.config[plugin.SYSTEMS_KEY] = 'nope'
+    with pytest.raises(plugin.DriverNotFound):
+        app.register_blueprint(flask.Blueprint('x', __name__))

@@ -1,0 +1,162 @@
+"""The request hooks of sushy_kubevirt.routes, through the stock routes."""
+
+from unittest import mock
+
+import pytest
+from sushy_tools.emulator import main
+from sushy_tools import error
+
+from sushy_kubevirt import plugin
+from sushy_kubevirt import routes
+
+UUID = '9b2b0fde-5a27-4c5e-9a1b-1b7d0c6f1c11'
+URL = '/redfish/v1/Systems/%s' % UUID
+
+
+def _driver(extended=True):
+    spec = None if extended else [
+        'uuid', 'name', 'get_power_state', 'get_boot_device',
+        'set_boot_device', 'get_versions', 'get_boot_mode', 'systems']
+    systems = mock.MagicMock(spec=spec)
+    systems.systems = [UUID]
+    systems.uuid.return_value = UUID
+    systems.name.return_value = 'vm-0'
+    systems.get_power_state.return_value = 'Off'
+    systems.get_boot_device.return_value = 'Hdd'
+    systems.get_boot_mode.return_value = 'UEFI'
+    systems.get_versions.return_value = {}
+    systems.seen = []
+    systems.set_boot_device.side_effect = (
+        lambda ident, target: systems.seen.append(
+            (ident, target, routes.requested_boot_override())))
+    if extended:
+        for name in ('get_total_memory', 'get_bios', 'get_processors',
+                     'get_simple_storage_collection', 'get_total_cpus',
+                     'get_http_boot_uri'):
+            getattr(systems, name).side_effect = error.NotSupportedError()
+        systems.get_boot_source_override_enabled.return_value = 'Once'
+        systems.metrics_text.return_value = 'x_total 1\n'
+    return systems
+
+
+@pytest.fixture
+def client():
+    saved = dict(main.app.config)
+    main.app._cache = {}
+    main.app.config[plugin.SYSTEMS_KEY] = 'anything'
+    with mock.patch.object(main.Application, 'systems',
+                           new_callable=mock.PropertyMock) as prop:
+        prop.return_value = _driver()
+        yield main.app.test_client(), prop.return_value
+    main.app.config.clear()
+    main.app.config.update(saved)
+    main.app._cache = {}
+
+
+def _error(response, status):
+    assert response.status_code == status, response.data
+    return response.get_json()['error']['message']
+
+
+def test_metrics(client):
+    http, _ = client
+    response = http.get('/metrics')
+    assert response.status_code == 200
+    assert response.content_type.startswith('text/plain; version=0.0.4')
+    assert response.data == b'x_total 1\n'
+    assert 'Only GET' in _error(http.post('/metrics'), 405)
+
+
+def test_metrics_404_without_the_driver_key(client):
+    http, _ = client
+    del main.app.config[plugin.SYSTEMS_KEY]
+    assert 'No metrics' in _error(http.get('/metrics'), 404)
+
+
+def test_get_renders_the_drivers_override(client):
+    http, systems = client
+    boot = http.get(URL).get_json()['Boot']
+    assert boot['BootSourceOverrideEnabled'] == 'Once'
+    assert boot['BootSourceOverrideEnabled@Redfish.AllowableValues'] == [
+        'Once', 'Continuous', 'Disabled']
+    assert boot['BootSourceOverrideTarget'] == 'Hdd'
+    systems.get_boot_source_override_enabled.assert_called_once_with(UUID)
+
+
+def test_get_is_stock_without_the_driver_key(client):
+    http, systems = client
+    del main.app.config[plugin.SYSTEMS_KEY]
+    boot = http.get(URL).get_json()['Boot']
+    assert boot['BootSourceOverrideEnabled'] == 'Continuous'
+    systems.get_boot_source_override_enabled.assert_not_called()
+
+
+def test_patch_passes_enabled_to_set_boot_device(client):
+    http, systems = client
+    response = http.patch(URL, json={'Boot': {
+        'BootSourceOverrideTarget': 'Pxe',
+        'BootSourceOverrideEnabled': 'Once'}})
+    assert response.status_code == 204
+    assert systems.seen == [(UUID, 'Pxe', 'Once')]
+
+
+def test_patch_without_enabled_keeps_it(client):
+    http, systems = client
+    http.patch(URL, json={'Boot': {'BootSourceOverrideTarget': 'Cd'}})
+    assert systems.seen == [(UUID, 'Cd', None)]
+
+
+def test_patch_of_enabled_alone_reapplies_current_target(client):
+    http, systems = client
+    response = http.patch(URL, json={'Boot': {
+        'BootSourceOverrideEnabled': 'Continuous'}})
+    assert response.status_code == 204
+    assert systems.seen == [(UUID, 'Hdd', 'Continuous')]
+
+
+@pytest.mark.parametrize('body, words', [
+    ({'Boot': {'BootSourceOverrideEnabled': 'Sometimes'}},
+     'BootSourceOverrideEnabled'),
+    ({'Boot': {'BootSourceOverrideTarget': 'Pxe',
+               'BootSourceOverrideMode': 'Bios'}}, 'BootSourceOverrideMode'),
+    ({'Boot': {'BootSourceOverrideTarget': 'Network'}},
+     'BootSourceOverrideTarget'),
+    ({'Boot': {'BootSourceOverrideTarget': 'Pxe', 'BootOrder': []}},
+     'BootOrder'),
+    ({'Boot': 'Pxe'}, 'Boot must be'),
+    ({'Name': 'x', 'Boot': {'BootSourceOverrideTarget': 'Pxe'}}, 'Name'),
+    ([1], 'JSON object'),
+])
+def test_bad_patch_changes_nothing(client, body, words):
+    http, systems = client
+    assert words in _error(http.patch(URL, json=body), 400)
+    systems.set_boot_device.assert_not_called()
+    systems.set_boot_mode.assert_not_called()
+
+
+def test_malformed_json_is_a_redfish_400(client):
+    http, systems = client
+    response = http.patch(URL, data='{"Boot": ',
+                          content_type='application/json')
+    assert _error(response, 400)
+    systems.set_boot_device.assert_not_called()
+
+
+def test_other_drivers_keep_the_stock_patch(client):
+    http, _ = client
+    systems = _driver(extended=False)
+    with mock.patch.object(main.Application, 'systems',
+                           new_callable=mock.PropertyMock,
+                           return_value=systems):
+        response = http.patch(URL, json={'Boot': {
+            'BootSourceOverrideTarget': 'Pxe',
+            'BootSourceOverrideEnabled': 'Sometimes'}})
+    assert response.status_code == 204
+    assert systems.seen == [(UUID, 'Pxe', None)]
+
+
+def test_manager_gets_the_service_root_uuid(client):
+    http, _ = client
+    root = http.get('/redfish/v1/').get_json()['UUID']
+    manager = http.get('/redfish/v1/Managers/%s' % UUID).get_json()
+    assert manager['ServiceEntryPointUUID'] == root
