@@ -1,0 +1,245 @@
+"""Boot device: bootOrder of disks and interfaces, boot-once annotations.
+
+KubeVirt boots the device with the lowest ``bootOrder``; values must be
+unique across all disks and interfaces, and a device without a bootOrder
+is never tried once any device has one. So every change renumbers all
+devices in one patch: the devices of the target kind first, then every
+other device that had a bootOrder, in its previous relative order. A
+device that had a bootOrder always keeps one (a PVC-backed root disk
+included); when no device had one (KubeVirt's default boot), the root disk
+gets one after the targets so it stays bootable.
+
+Kinds: an interface is ``Pxe`` (``UefiHttp`` is treated as ``Pxe``), a
+disk with ``cdrom`` is ``Cd``, any other disk (disk, lun) is ``Hdd``.
+
+Template changes apply when a VMI is created. KubeVirt has no one-time
+boot: ``Once`` stores the original orders and the current VMI uid in the
+annotation :data:`ONCE_ANNOTATION`, applies the target order, and
+:func:`restore_once_ops` puts the orders back once a VMI with another uid
+exists (that boot consumed the override). An in-guest reboot keeps the
+VMI - and its old boot order - unless
+``spec.template.spec.domain.rebootPolicy: Terminate`` (KubeVirt 1.8+,
+feature gate RebootPolicy) makes KubeVirt re-create it; without it the
+override is consumed only by a Redfish restart or a power cycle.
+"""
+
+import json
+
+from sushy_kubevirt.kubevirt import errors
+from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import jsonpatch
+
+NoSuchDevice = errors.NoSuchDevice
+UnsupportedTarget = errors.UnsupportedTarget
+
+PXE = 'Pxe'
+HDD = 'Hdd'
+CD = 'Cd'
+UEFI_HTTP = 'UefiHttp'
+TARGETS = (PXE, HDD, CD, UEFI_HTTP)
+ONCE = 'Once'
+CONTINUOUS = 'Continuous'
+ONCE_ANNOTATION = 'sushy-kubevirt.io/boot-once'
+
+
+def _kind(section, device):
+    if section == 'interfaces':
+        return PXE
+    return CD if 'cdrom' in device else HDD
+
+
+def _devices(vm):
+    """[(key, kind, index, bootOrder)] for disks then interfaces."""
+    result = []
+    for section in ('disks', 'interfaces'):
+        for index, device in enumerate(
+                fields.get(vm, *fields.DEVICES, section, default=[])):
+            key = '%s/%s' % (section, device.get('name'))
+            result.append((key, _kind(section, device), index,
+                           device.get('bootOrder')))
+    return result
+
+
+def _order(devices):
+    """Device keys with a bootOrder, lowest first (ties: list order)."""
+    ranked = [(d[3], i, d[0]) for i, d in enumerate(devices)
+              if d[3] is not None]
+    return [k for _, _, k in sorted(ranked)]
+
+
+def _root(devices):
+    """Key of the root disk: lowest-ordered Hdd disk, else the first one."""
+    hdds = [d for d in devices if d[1] == HDD]
+    ordered = _order(hdds)
+    if ordered:
+        return ordered[0]
+    return hdds[0][0] if hdds else None
+
+
+def _normalize(target):
+    if target not in TARGETS:
+        raise errors.UnsupportedTarget(
+            'Unsupported BootSourceOverrideTarget %r; supported: %s'
+            % (target, ', '.join(TARGETS)))
+    return PXE if target == UEFI_HTTP else target
+
+
+def boot_device(vm):
+    """Kind of the device with the lowest bootOrder, or None if none has one.
+
+    With no bootOrder at all KubeVirt uses its default device order; the
+    Redfish target is then unknown and None is returned.
+    """
+    devices = _devices(vm)
+    order = _order(devices)
+    if not order:
+        return None
+    return {d[0]: d[1] for d in devices}[order[0]]
+
+
+def _desired(devices, target):
+    """Desired key order putting ``target`` devices first."""
+    target = _normalize(target)
+    current = _order(devices)
+    targets = [d[0] for d in devices if d[1] == target]
+    if not targets:
+        raise errors.NoSuchDevice(target)
+    rank = {k: i for i, k in enumerate(current)}
+    targets.sort(key=lambda k: (k not in rank, rank.get(k, 0)))
+    others = [k for k in current if k not in targets]
+    root = _root(devices)
+    if not current and root is not None and root not in targets:
+        others.append(root)
+    return targets + others
+
+
+def _orders_ops(devices, wanted):
+    """Ops giving each device ``wanted[key]`` (None: no bootOrder)."""
+    ops = []
+    for key, _, index, old in devices:
+        new = wanted.get(key)
+        if new == old:
+            continue
+        path = jsonpatch.path(*fields.DEVICES, key.split('/')[0], index,
+                              'bootOrder')
+        if new is None:
+            ops.append(jsonpatch.remove(path))
+        elif old is None:
+            ops.append(jsonpatch.add(path, new))
+        else:
+            ops.append(jsonpatch.replace(path, new))
+    return ops
+
+
+def _numbered(order):
+    return {key: number for number, key in enumerate(order, 1)}
+
+
+def _plan(devices, target):
+    """{key: bootOrder} putting target first (current values if in place)."""
+    wanted = _desired(devices, target)
+    values = [d[3] for d in devices if d[3] is not None]
+    if wanted == _order(devices) and len(set(values)) == len(values):
+        return {d[0]: d[3] for d in devices}
+    return _numbered(wanted)
+
+
+def boot_device_ops(vm, target):
+    """Ops making ``target`` the first boot device ([] if already so).
+
+    Raises UnsupportedTarget for a target other than Pxe/Hdd/Cd/UefiHttp
+    and NoSuchDevice when the VM has no device of that kind. Does not touch
+    a pending boot-once annotation (see :func:`continuous_ops`).
+    """
+    devices = _devices(vm)
+    return _orders_ops(devices, _plan(devices, target))
+
+
+def _once(vm):
+    raw = fields.annotation(vm, ONCE_ANNOTATION)
+    if raw is None:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def override_enabled(vm):
+    """'Once' while a boot-once override is pending, else 'Continuous'."""
+    return ONCE if _once(vm) is not None else CONTINUOUS
+
+
+def _original(vm, devices):
+    """Devices with the orders saved by a pending Once (else current)."""
+    saved = (_once(vm) or {}).get('orders')
+    if not isinstance(saved, dict):
+        return devices
+    return [(k, kind, i, saved.get(k) if k in saved else old)
+            for k, kind, i, old in devices]
+
+
+def boot_once_ops(vm, target, vmi_uid):
+    """Ops booting ``target`` once, from the next VMI on.
+
+    Saves the original per-device orders (those saved by an already
+    pending Once, so repeated calls never save an override as original)
+    and ``vmi_uid`` - the uid of the current VMI, live or final, or None -
+    in :data:`ONCE_ANNOTATION` as JSON ``{"target", "vmi", "orders"}``.
+    """
+    devices = _devices(vm)
+    original = _original(vm, devices)
+    plan = _plan(original, target)
+    value = json.dumps({'target': _normalize(target), 'vmi': vmi_uid or '',
+                        'orders': {d[0]: d[3] for d in original}},
+                       sort_keys=True)
+    return (_orders_ops(devices, plan)
+            + fields.annotation_ops(vm, ONCE_ANNOTATION, value))
+
+
+def continuous_ops(vm, target):
+    """Ops making ``target`` the persistent boot device.
+
+    Clears a pending Once: the new order is computed from the saved
+    original orders, and the annotation is removed.
+    """
+    devices = _devices(vm)
+    plan = _plan(_original(vm, devices), target)
+    return (_orders_ops(devices, plan)
+            + fields.remove_annotation_ops(vm, ONCE_ANNOTATION))
+
+
+def once_consumed(vm, vmi):
+    """True when a pending Once was used by a VMI created after it."""
+    once = _once(vm)
+    if once is None or vmi is None:
+        return False
+    uid = fields.get(vmi, 'metadata', 'uid')
+    return bool(uid) and uid != once.get('vmi')
+
+
+def restore_once_ops(vm, vmi):
+    """Ops restoring the orders saved by a consumed Once ([] otherwise).
+
+    Devices added since the override keep their bootOrder; if that
+    collides with a restored value, all ordered devices are renumbered in
+    the restored order (restored devices before new ones on ties). The
+    annotation is removed. Restoring while the VMI runs makes the VM show
+    RestartRequired until its next restart (the running VMI keeps the
+    Once order).
+    """
+    if not once_consumed(vm, vmi):
+        return []
+    devices = _devices(vm)
+    original = _original(vm, devices)
+    saved = (_once(vm) or {}).get('orders') or {}
+    ranked = sorted((d[3], d[0] not in saved, i, d[0])
+                    for i, d in enumerate(original) if d[3] is not None)
+    values = [r[0] for r in ranked]
+    if len(set(values)) == len(values):
+        wanted = {d[0]: d[3] for d in original}
+    else:
+        wanted = _numbered([r[3] for r in ranked])
+    return (_orders_ops(devices, wanted)
+            + fields.remove_annotation_ops(vm, ONCE_ANNOTATION))

@@ -1,0 +1,70 @@
+"""Errors raised by the pure KubeVirt model functions.
+
+Every error carries a message meant for the Redfish client. The drivers
+map them to sushy-tools errors; the suggested HTTP status is noted on each
+class (``status``).
+"""
+
+
+class ModelError(ValueError):
+    """Base class: bad input or a request the VM cannot satisfy."""
+
+    status = 400
+
+
+class UnknownResetType(ModelError):
+    """ResetType is missing or not a DMTF ResetType value (400)."""
+
+
+class NotSupported(ModelError):
+    """A valid DMTF ResetType KubeVirt cannot perform (e.g. Nmi).
+
+    Redfish answers an action parameter value the service does not support
+    with 400 and the Base message ``ActionParameterNotSupported``; 501 would
+    claim the whole action is unimplemented, which is false for Reset.
+    """
+
+
+class TransitionInProgress(ModelError):
+    """The request conflicts with a power transition in progress.
+
+    Suggested answer: 409 Conflict, or - to let sushy retry the POST by
+    itself (its connector retries 5xx answers whose message contains
+    ``SYS518``, as sushy-tools' Nova driver does) - 503 with that marker.
+    The request is safe to repeat once the transition ends.
+    """
+
+    status = 409
+
+
+class UnsupportedTarget(ModelError):
+    """BootSourceOverrideTarget this model cannot set (400)."""
+
+
+class NoSuchDevice(ModelError):
+    """The VM has no device of the requested boot target kind (400)."""
+
+    def __init__(self, target):
+        super().__init__(
+            'The virtual machine has no device for boot target %s' % target)
+        self.target = target
+
+
+class UnknownBootMode(ModelError):
+    """BootSourceOverrideMode other than UEFI or Legacy (400)."""
+
+
+class SecureBootRequiresUefi(ModelError):
+    """Secure boot was requested while the boot mode is Legacy (400)."""
+
+
+class UnknownAttribute(ModelError):
+    """A BIOS attribute name this system does not have (400)."""
+
+
+class InvalidAttributeValue(ModelError):
+    """A BIOS attribute value outside its allowed values (400)."""
+
+
+class InvalidQuantity(ModelError):
+    """A Kubernetes resource quantity that does not parse."""

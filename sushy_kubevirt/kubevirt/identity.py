@@ -1,0 +1,70 @@
+"""System identity: firmware UUID, serial number, aliases.
+
+The Redfish System id is the VM's SMBIOS firmware UUID. A VM is also
+reachable by its name and by ``<namespace>.<name>`` (aliases -> 307).
+"""
+
+import uuid
+
+from sushy_kubevirt.kubevirt import fields
+
+LEGACY_NAMESPACE_UUID = '6a1a24a1-4061-4607-8bf4-a3963d0c5895'
+
+
+def legacy_firmware_uuid(name):
+    """UUIDv5 of the VM ``name`` in KubeVirt's legacy namespace.
+
+    Same value as KubeVirt's ``CalculateLegacyFirmwareUUID``, which
+    virt-controller writes into an empty ``firmware.uuid``. It depends on
+    the name only, so same-named VMs in two namespaces collide.
+    """
+    return str(uuid.uuid5(uuid.UUID(LEGACY_NAMESPACE_UUID), name))
+
+
+def firmware_uuid(vm):
+    """``domain.firmware.uuid`` in canonical lower-case form.
+
+    Falls back to :func:`legacy_firmware_uuid` of the VM name when the
+    field is empty (a VM virt-controller has not defaulted yet). A value
+    that is not a UUID is returned unchanged.
+    """
+    value = fields.get(fields.domain(vm), 'firmware', 'uuid')
+    if not value:
+        return legacy_firmware_uuid(vm['metadata']['name'])
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        return str(value)
+
+
+def serial(vm):
+    """``domain.firmware.serial`` (SMBIOS serial number) or None."""
+    return fields.get(fields.domain(vm), 'firmware', 'serial')
+
+
+def key(vm):
+    """``(namespace, name)`` of a VM or VMI."""
+    meta = vm['metadata']
+    return meta.get('namespace', 'default'), meta['name']
+
+
+def aliases(vm):
+    """Names that redirect to the UUID: ``[name, 'namespace.name']``."""
+    namespace, name = key(vm)
+    return [name, '%s.%s' % (namespace, name)]
+
+
+def _age_key(vm):
+    created = fields.get(vm, 'metadata', 'creationTimestamp')
+    return (created is None, created or '') + key(vm)
+
+
+def pick(vms):
+    """Choose one VM among VMs sharing a firmware UUID (None if empty).
+
+    Rule: the oldest ``metadata.creationTimestamp`` wins (RFC 3339 UTC
+    strings compare chronologically); ties and missing timestamps (sorted
+    last) are broken by namespace, then name. The rule only needs the
+    cached objects, so every process picks the same VM.
+    """
+    return min(vms, key=_age_key, default=None)

@@ -1,0 +1,181 @@
+"""Inventory: memory, CPUs, processors, NICs and disks of a VM template.
+
+Values come from the VM template (what the next boot gets), so they are
+available while the VM is off. Instance types and preferences
+(``spec.instancetype``) are not resolved: a VM that takes its CPU or
+memory from one reports the template's own values.
+"""
+
+import decimal
+import math
+import re
+
+from sushy_kubevirt.kubevirt import errors
+from sushy_kubevirt.kubevirt import fields
+
+InvalidQuantity = errors.InvalidQuantity
+
+GIB = 1024 ** 3
+_SUFFIXES = {
+    '': 1, 'n': decimal.Decimal('1e-9'), 'u': decimal.Decimal('1e-6'),
+    'm': decimal.Decimal('1e-3'), 'k': 10 ** 3, 'K': 10 ** 3,
+    'M': 10 ** 6, 'G': 10 ** 9, 'T': 10 ** 12, 'P': 10 ** 15,
+    'E': 10 ** 18, 'Ki': 2 ** 10, 'Mi': 2 ** 20, 'Gi': 2 ** 30,
+    'Ti': 2 ** 40, 'Pi': 2 ** 50, 'Ei': 2 ** 60,
+}
+_QUANTITY = re.compile(
+    r'^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))'
+    r'(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkKMGTPE])?)$')
+DEFAULT_BUS = {'disk': 'virtio', 'cdrom': 'sata', 'lun': 'scsi'}
+
+
+def _decimal(quantity):
+    match = _QUANTITY.match(str(quantity).strip())
+    if not match:
+        raise errors.InvalidQuantity('Invalid quantity %r' % (quantity,))
+    number, exponent, suffix = match.groups()
+    return decimal.Decimal(number + (exponent or '')) * _SUFFIXES[
+        suffix or '']
+
+
+def parse_quantity(quantity):
+    """Kubernetes quantity -> int, rounded up (e.g. '1Gi' -> 1073741824).
+
+    Accepts binary (Ki..Ei), decimal (k/K, M..E, m, u, n) suffixes,
+    exponents ('1e9'), fractions ('1.5Gi') and plain numbers (ints too).
+    Raises InvalidQuantity.
+    """
+    if isinstance(quantity, int) and not isinstance(quantity, bool):
+        return quantity
+    return int(math.ceil(_decimal(quantity)))
+
+
+def total_memory_gib(vm):
+    """Guest memory in GiB, rounded half up, at least 1; None when unset.
+
+    Source: ``memory.guest``, else resources requests, else limits.
+    """
+    domain = fields.domain(vm)
+    value = (fields.get(domain, 'memory', 'guest')
+             or fields.get(domain, 'resources', 'requests', 'memory')
+             or fields.get(domain, 'resources', 'limits', 'memory'))
+    if value is None:
+        return None
+    return max(1, int((parse_quantity(value) + GIB // 2) // GIB))
+
+
+def _topology(vm):
+    """(sockets, cores, threads) of the template CPU.
+
+    Without ``cpu.sockets/cores/threads`` KubeVirt gives one socket with
+    as many cores as whole CPUs in resources limits (else requests).
+    """
+    domain = fields.domain(vm)
+    cpu = domain.get('cpu') or {}
+    if any(cpu.get(k) for k in ('sockets', 'cores', 'threads')):
+        return (cpu.get('sockets') or 1, cpu.get('cores') or 1,
+                cpu.get('threads') or 1)
+    request = (fields.get(domain, 'resources', 'limits', 'cpu')
+               or fields.get(domain, 'resources', 'requests', 'cpu'))
+    cores = int(math.ceil(_decimal(request))) if request else 1
+    return 1, max(1, cores), 1
+
+
+def total_cpus(vm):
+    """vCPUs: sockets * cores * threads (each defaults to 1)."""
+    sockets, cores, threads = _topology(vm)
+    return sockets * cores * threads
+
+
+def processors(vm):
+    """One dict per socket for sushy-tools' Processors resource.
+
+    Keys: ``id``/``Id`` 'CPU<n>', ``socket`` 'CPU <n>', ``model``
+    (``cpu.model`` or 'N/A'), ``vendor`` 'N/A', ``cores`` per socket,
+    ``threads`` = total threads of the socket (Redfish TotalThreads).
+    """
+    sockets, cores, threads = _topology(vm)
+    model = fields.get(fields.domain(vm), 'cpu', 'model', default='N/A')
+    return [{'id': 'CPU%d' % n, 'Id': 'CPU%d' % n, 'socket': 'CPU %d' % n,
+             'model': model, 'vendor': 'N/A', 'cores': cores,
+             'threads': cores * threads} for n in range(sockets)]
+
+
+def _mac(value):
+    return value.strip().lower().replace('-', ':') if value else None
+
+
+def nics(vm, vmi=None):
+    """[{'id': mac, 'mac': mac}] in template interface order.
+
+    The MAC is the template's ``macAddress``, else the one the running VMI
+    reports in ``status.interfaces`` (matched by name). Interfaces with no
+    known MAC are left out. MACs are lower case with colons.
+    """
+    reported = {i.get('name'): i.get('mac') for i in
+                fields.get(vmi, 'status', 'interfaces', default=[])}
+    result = []
+    for iface in fields.interfaces(vm):
+        mac = _mac(iface.get('macAddress') or reported.get(iface.get('name')))
+        if mac:
+            result.append({'id': mac, 'mac': mac})
+    return result
+
+
+def _claim_size(obj):
+    """Requested (or, for a PVC, bound) size of a DataVolume/PVC dict."""
+    spec = obj.get('spec') or {}
+    size = (fields.get(obj, 'status', 'capacity', 'storage')
+            if obj.get('kind') == 'PersistentVolumeClaim' else None)
+    return (size
+            or fields.get(spec, 'storage', 'resources', 'requests',
+                          'storage')
+            or fields.get(spec, 'pvc', 'resources', 'requests', 'storage')
+            or fields.get(spec, 'resources', 'requests', 'storage'))
+
+
+def _claims(vm, datavolumes):
+    sizes = {}
+    for template in fields.get(vm, 'spec', 'dataVolumeTemplates',
+                               default=[]):
+        sizes[fields.get(template, 'metadata', 'name')] = _claim_size(
+            template)
+    for obj in datavolumes or ():
+        size = _claim_size(obj)
+        if size:
+            sizes[fields.get(obj, 'metadata', 'name')] = size
+    return sizes
+
+
+def _claim_name(volume):
+    return (fields.get(volume, 'dataVolume', 'name')
+            or fields.get(volume, 'persistentVolumeClaim', 'claimName'))
+
+
+def simple_storage(vm, datavolumes=None):
+    """sushy-tools SimpleStorage dict, one controller per bus.
+
+    ``{bus: {'Id': bus, 'Name': bus, 'DeviceList': [{'Name': disk,
+    'CapacityBytes': int}]}}``. Only ``disk`` and ``lun`` devices backed
+    by a DataVolume or PVC of known size are listed (optical media belong
+    to VirtualMedia; containerDisk and cloud-init volumes have no size).
+    Sizes come from ``datavolumes`` (DataVolume or PersistentVolumeClaim
+    dicts; a PVC's ``status.capacity`` wins) over the VM's
+    ``dataVolumeTemplates`` (``spec.storage`` or ``spec.pvc`` requests).
+    """
+    sizes = _claims(vm, datavolumes)
+    claims = {v.get('name'): _claim_name(v) for v in fields.volumes(vm)}
+    storage = {}
+    for disk in fields.disks(vm):
+        kind = 'lun' if 'lun' in disk else 'disk'
+        if 'cdrom' in disk:
+            continue
+        size = sizes.get(claims.get(disk.get('name')))
+        if not size:
+            continue
+        bus = fields.get(disk, kind, 'bus', default=DEFAULT_BUS[kind])
+        controller = storage.setdefault(
+            bus, {'Id': bus, 'Name': bus, 'DeviceList': []})
+        controller['DeviceList'].append(
+            {'Name': disk.get('name'), 'CapacityBytes': parse_quantity(size)})
+    return storage

@@ -1,0 +1,382 @@
+"""Virtual media as CDI DataVolumes attached as a dedicated CD-ROM.
+
+Pure functions of VM and DataVolume dicts: names, object bodies, JSON-patch
+operations and the Redfish view of a tray. No I/O, no clock.
+
+One tray per VM and device. Its DataVolume (and Secret, when the image
+needs credentials) carry :data:`LABEL_VM` / :data:`LABEL_DEVICE`, are owned
+by the VM and are named by :func:`datavolume_name`; the VM template holds a
+``cdrom`` disk and a ``dataVolume`` volume both named :func:`disk_name`.
+"""
+
+import collections
+import hashlib
+import math
+import posixpath
+from urllib import parse as urlparse
+
+from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import jsonpatch
+
+#: DataVolume annotation asking CDI to bind (and import) at once even on a
+#: WaitForFirstConsumer storage class.
+IMMEDIATE_BIND = 'cdi.kubevirt.io/storage.bind.immediate.requested'
+LABEL_MANAGED_BY = 'app.kubernetes.io/managed-by'
+MANAGED_BY = 'sushy-kubevirt'
+LABEL_VM = 'sushy-kubevirt.io/vm'
+LABEL_DEVICE = 'sushy-kubevirt.io/vmedia-device'
+#: DataVolume annotation: the InsertMedia ``Inserted`` flag ("false" keeps
+#: the image imported but the tray empty).
+ANNOTATION_INSERTED = 'sushy-kubevirt.io/vmedia-inserted'
+#: Longest name produced here: a DNS-1123 label, so the DataVolume's PVC
+#: and importer pod names and labels derived from it stay valid.
+MAX_NAME = 63
+MIB = 1024 ** 2
+
+SUCCEEDED = 'Succeeded'
+FAILED = 'Failed'
+
+MediaState = collections.namedtuple(
+    'MediaState',
+    ['image', 'image_name', 'inserted', 'write_protected', 'progress',
+     'error'])
+
+EMPTY = MediaState('', '', False, True, None, None)
+
+
+def _digest(*parts):
+    text = '/'.join(parts)
+    return hashlib.sha256(text.encode('utf-8')).hexdigest()[:10]
+
+
+def _fit(prefix, suffix, key):
+    """``prefix + suffix`` or, when too long, a shortened prefix + hash."""
+    name = prefix + suffix
+    if len(name) <= MAX_NAME:
+        return name
+    tail = '%s-%s' % (suffix, _digest(*key))
+    return prefix[:MAX_NAME - len(tail)].rstrip('-.') + tail
+
+
+def disk_name(device):
+    """Name of the CD-ROM disk and its volume in the VM template."""
+    return 'sushy-vmedia-%s' % device.lower()
+
+
+def _foreign_datavolumes(vm):
+    """Names of DataVolumes the VM uses that are not a media tray."""
+    names = {fields.get(t, 'metadata', 'name')
+             for t in fields.get(vm, 'spec', 'dataVolumeTemplates',
+                                 default=[])}
+    for volume in fields.volumes(vm):
+        if not volume.get('name', '').startswith('sushy-vmedia-'):
+            names.add(fields.get(volume, 'dataVolume', 'name'))
+    names.discard(None)
+    return names
+
+
+def datavolume_name(vm, device):
+    """Deterministic DataVolume name for ``device`` of ``vm``.
+
+    ``<vm>-vmedia-<device>``, shortened with a hash of the VM name and
+    device when longer than :data:`MAX_NAME`, and hashed as well in the
+    unlikely case the VM already uses a DataVolume of that name (a root
+    disk must never be mistaken for a tray).
+    """
+    vm_name = vm['metadata']['name']
+    suffix = '-vmedia-%s' % device.lower()
+    name = _fit(vm_name, suffix, (vm_name, device))
+    if name in _foreign_datavolumes(vm):
+        tail = '%s-%s' % (suffix, _digest(vm_name, device, 'tray'))
+        name = vm_name[:MAX_NAME - len(tail)].rstrip('-.') + tail
+    return name
+
+
+def secret_name(dv_name):
+    """Name of the Secret holding the image credentials of ``dv_name``."""
+    return dv_name + '-auth'
+
+
+def _label_value(text):
+    """A valid label value for ``text`` (hashed when too long)."""
+    if len(text) <= MAX_NAME:
+        return text
+    return text[:MAX_NAME - 11].rstrip('-._') + '-' + _digest(text)
+
+
+def labels(vm, device):
+    """Labels naming the VM and the device on every object of a tray."""
+    return {LABEL_MANAGED_BY: MANAGED_BY,
+            LABEL_VM: _label_value(vm['metadata']['name']),
+            LABEL_DEVICE: device.lower()}
+
+
+def owner_reference(vm):
+    """Owner reference to the VM, so deleting the VM deletes the tray.
+
+    ``blockOwnerDeletion`` is left unset: setting it needs the right to
+    update the VM's finalizers, which the driver's role does not grant.
+    """
+    return {'apiVersion': vm.get('apiVersion', 'kubevirt.io/v1'),
+            'kind': vm.get('kind', 'VirtualMachine'),
+            'name': vm['metadata']['name'],
+            'uid': vm['metadata']['uid']}
+
+
+def _metadata(vm, device, name):
+    return {'name': name,
+            'namespace': vm['metadata'].get('namespace'),
+            'labels': labels(vm, device),
+            'ownerReferences': [owner_reference(vm)]}
+
+
+def secret_body(vm, device, dv_name, username, password):
+    """Secret in the format CDI's http ``secretRef`` expects."""
+    return {'apiVersion': 'v1',
+            'kind': 'Secret',
+            'metadata': _metadata(vm, device, secret_name(dv_name)),
+            'type': 'Opaque',
+            'stringData': {'accessKeyId': username, 'secretKey': password}}
+
+
+def quantity(size_bytes, margin):
+    """Storage request for an image of ``size_bytes`` plus ``margin``.
+
+    ``margin`` is a fraction (0.1 = 10 %) covering CDI's filesystem
+    overhead; the result is rounded up to whole MiB (``"<n>Mi"``).
+    """
+    return '%dMi' % max(1, math.ceil(size_bytes * (1 + margin) / MIB))
+
+
+def image_name(url):
+    """``ImageName``: the last path segment of the URL (or the host)."""
+    parsed = urlparse.urlsplit(url or '')
+    return (posixpath.basename(urlparse.unquote(parsed.path))
+            or parsed.hostname or '')
+
+
+def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
+                    default_size='10Gi', storage_class=None,
+                    volume_mode=None, secret=None, cert_configmap=None,
+                    inserted=True):
+    """DataVolume importing ``url`` for ``device`` of ``vm``.
+
+    The storage request is the image size plus ``margin`` when the size is
+    known, else ``default_size``. ``secret`` names a Secret made by
+    :func:`secret_body`; ``cert_configmap`` a ConfigMap with the CA bundle
+    CDI uses to verify an https server.
+    """
+    name = datavolume_name(vm, device)
+    metadata = _metadata(vm, device, name)
+    metadata['annotations'] = {IMMEDIATE_BIND: 'true'}
+    if not inserted:
+        metadata['annotations'][ANNOTATION_INSERTED] = 'false'
+    http = {'url': url}
+    if secret:
+        http['secretRef'] = secret
+    if cert_configmap and url.lower().startswith('https:'):
+        http['certConfigMap'] = cert_configmap
+    request = (quantity(size_bytes, margin) if size_bytes
+               else default_size)
+    storage = {'resources': {'requests': {'storage': request}}}
+    if storage_class:
+        storage['storageClassName'] = storage_class
+    if volume_mode:
+        storage['volumeMode'] = volume_mode
+    return {'apiVersion': 'cdi.kubevirt.io/v1beta1',
+            'kind': 'DataVolume',
+            'metadata': metadata,
+            'spec': {'source': {'http': http}, 'storage': storage}}
+
+
+def is_tray(dv, vm, device):
+    """True when ``dv`` was made by this module for ``device`` of ``vm``."""
+    found = fields.get(dv, 'metadata', 'labels', default={})
+    return (found.get(LABEL_MANAGED_BY) == MANAGED_BY
+            and found.get(LABEL_DEVICE) == device.lower()
+            and found.get(LABEL_VM) == _label_value(vm['metadata']['name']))
+
+
+def source_url(dv):
+    """The http(s) URL a DataVolume imports ('' when none)."""
+    return fields.get(dv, 'spec', 'source', 'http', 'url', default='')
+
+
+def _index(items, name):
+    for index, item in enumerate(items):
+        if item.get('name') == name:
+            return index
+    return None
+
+
+def attached_datavolume(vm, device):
+    """DataVolume name behind the tray's CD-ROM, or None when detached."""
+    name = disk_name(device)
+    disk = _index(fields.disks(vm), name)
+    volume = _index(fields.volumes(vm), name)
+    if disk is None or volume is None:
+        return None
+    return fields.get(fields.volumes(vm)[volume], 'dataVolume', 'name')
+
+
+def _boot_orders(vm):
+    return [d['bootOrder']
+            for d in fields.disks(vm) + fields.interfaces(vm)
+            if d.get('bootOrder') is not None]
+
+
+def cdrom_disk(vm, device):
+    """The CD-ROM disk to add: sata, read-only, bootable.
+
+    When some device has a bootOrder, a disk without one is never tried,
+    so the CD-ROM takes the next free (lowest priority) bootOrder: it stays
+    bootable and the current boot device does not change. No other
+    device's bootOrder is touched.
+    """
+    disk = {'name': disk_name(device),
+            'cdrom': {'bus': 'sata', 'readonly': True}}
+    orders = _boot_orders(vm)
+    if orders:
+        disk['bootOrder'] = max(orders) + 1
+    return disk
+
+
+def _list_add_ops(vm, tokens, item):
+    if fields.get(vm, *tokens) is None:
+        return fields.set_ops(vm, tokens, [item])
+    return [jsonpatch.add(jsonpatch.path(*tokens, '-'), item)]
+
+
+DISKS = fields.DEVICES + ('disks',)
+VOLUMES = ('spec', 'template', 'spec', 'volumes')
+
+
+def attach_ops(vm, device, dv_name):
+    """Ops giving ``vm`` the tray's CD-ROM disk and volume for ``dv_name``.
+
+    One patch: adds whichever of disk and volume is missing and points an
+    existing volume at ``dv_name``. [] when already attached.
+    """
+    name = disk_name(device)
+    ops = []
+    disk = _index(fields.disks(vm), name)
+    if disk is None:
+        ops += _list_add_ops(vm, DISKS, cdrom_disk(vm, device))
+    volume = _index(fields.volumes(vm), name)
+    wanted = {'name': name, 'dataVolume': {'name': dv_name}}
+    if volume is None:
+        ops += _list_add_ops(vm, VOLUMES, wanted)
+    elif fields.volumes(vm)[volume] != wanted:
+        where = jsonpatch.path(*VOLUMES, volume)
+        ops += [jsonpatch.test(jsonpatch.path(*VOLUMES, volume, 'name'),
+                               name),
+                jsonpatch.replace(where, wanted)]
+    return ops
+
+
+def detach_ops(vm, device):
+    """Ops removing the tray's disk and volume, by index. [] when absent.
+
+    Each removal is preceded by a ``test`` of the element's name, so the
+    patch fails rather than removing another device if the lists moved;
+    the caller still guards it with the VM's resourceVersion.
+    """
+    name = disk_name(device)
+    ops = []
+    for tokens, items in ((DISKS, fields.disks(vm)),
+                          (VOLUMES, fields.volumes(vm))):
+        index = _index(items, name)
+        if index is not None:
+            ops += [jsonpatch.test(jsonpatch.path(*tokens, index, 'name'),
+                                   name),
+                    jsonpatch.remove(jsonpatch.path(*tokens, index))]
+    return ops
+
+
+def _condition(dv, kind):
+    for cond in fields.get(dv, 'status', 'conditions', default=[]):
+        if cond.get('type') == kind:
+            return cond
+    return {}
+
+
+def import_error(dv):
+    """Why the import failed or is failing, or None.
+
+    CDI reports a failed or retrying importer on the ``Running`` condition
+    (status False, reason such as ``Error``), and a final failure with
+    phase ``Failed``.
+    """
+    phase = fields.get(dv, 'status', 'phase')
+    running = _condition(dv, 'Running')
+    reason = running.get('reason') or ''
+    if phase == FAILED or (str(running.get('status')) == 'False'
+                           and 'error' in reason.lower()):
+        return (running.get('message')
+                or _condition(dv, 'Ready').get('message')
+                or 'DataVolume import failed (phase %s)' % phase)
+    return None
+
+
+def _tray_name(vm, volume):
+    """``volume``'s name when a CD-ROM disk of that name exists."""
+    name = volume.get('name')
+    for disk in fields.disks(vm):
+        if disk.get('name') == name and 'cdrom' in disk:
+            return name
+    return None
+
+
+def media_state(vm, dv):
+    """Redfish view of a tray: a :class:`MediaState`.
+
+    ``inserted`` is true only when the DataVolume import has Succeeded and
+    the VM's CD-ROM volume refers to it. While importing, the image shows
+    with ``inserted`` false and ``progress`` (CDI's "45.1%" string); a
+    failed import shows ``inserted`` false and ``error``.
+    """
+    if not dv or fields.get(dv, 'metadata', 'deletionTimestamp'):
+        return EMPTY
+    url = source_url(dv)
+    phase = fields.get(dv, 'status', 'phase')
+    attached = any(
+        fields.get(v, 'dataVolume', 'name') == dv['metadata']['name']
+        and v.get('name') == _tray_name(vm, v)
+        for v in fields.volumes(vm))
+    wanted = fields.annotation(dv, ANNOTATION_INSERTED) != 'false'
+    return MediaState(
+        image=url,
+        image_name=image_name(url),
+        inserted=phase == SUCCEEDED and attached and wanted,
+        write_protected=True,
+        progress=fields.get(dv, 'status', 'progress'),
+        error=import_error(dv))
+
+
+def power_on_blocker(vm, dv, device):
+    """Why ``vm`` must not start now because of its tray, or None.
+
+    Returns ``(retryable, message)``: retryable while the attached image is
+    still importing (or its DataVolume is being replaced), not retryable
+    when the import failed - a failed import never starts the VM.
+    """
+    wanted = attached_datavolume(vm, device)
+    if wanted is None:
+        return None
+    if not dv or fields.get(dv, 'metadata', 'name') != wanted:
+        return (True, 'the virtual media DataVolume %s is being replaced'
+                % wanted)
+    phase = fields.get(dv, 'status', 'phase')
+    if phase == SUCCEEDED:
+        return None
+    if phase == FAILED:
+        return (False, 'the virtual media import of %s failed: %s; eject '
+                'it or insert the media again' % (source_url(dv),
+                                                  import_error(dv)))
+    progress = fields.get(dv, 'status', 'progress') or 'N/A'
+    failing = import_error(dv)
+    return (True, 'the virtual media import of %s is in progress '
+            '(phase %s, %s%s)' % (source_url(dv), phase or 'Pending',
+                                  progress,
+                                  '; last error: %s' % failing
+                                  if failing else ''))

@@ -1,0 +1,255 @@
+"""Power state of a VM and the KubeVirt calls that perform a Redfish reset.
+
+``power_state(vm, vmi)`` maps VM + VMI status to a DMTF PowerState.
+``reset_plan(reset_type, vm, vmi)`` returns the calls to make, in order;
+``[]`` means the system is already in (or on its way to) the requested
+state, so the reset is a successful no-op.
+
+A :data:`Call` has ``target`` 'vm' or 'vmi' and ``action``:
+
+* a ``subresources.kubevirt.io`` action (start, stop, restart on the VM;
+  softreboot, unpause on the VMI) with ``body`` the JSON request body;
+* ``'patch'`` on the VM, with ``body`` a JSON-patch operation list (only
+  to turn ``runStrategy: Once`` into ``Always``, see below); send it with
+  the usual resourceVersion guard.
+
+runStrategy rules honoured (KubeVirt ``subresource.go``): start is a 409
+for Always/Once and for a running VMI, restart is a 409 for Halted/Once or
+without a VMI, stop is a 409 without a live VMI for Halted/Manual/
+RerunOnFailure, and Halted with a live VMI only accepts a shorter grace
+period. A VM with ``runStrategy: Once`` whose run has finished is
+switched to ``Always`` by a patch - the same end state KubeVirt's own start
+gives a Halted VM. ``spec.running`` and ``spec.runStrategy`` are never
+written together: start/stop/restart keep whichever the VM uses, and the
+Once patch only exists for VMs that use ``runStrategy``.
+"""
+
+import collections
+
+from sushy_kubevirt.kubevirt import errors
+from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import firmware
+from sushy_kubevirt.kubevirt import jsonpatch
+
+NotSupported = errors.NotSupported
+TransitionInProgress = errors.TransitionInProgress
+UnknownResetType = errors.UnknownResetType
+
+ON = 'On'
+OFF = 'Off'
+POWERING_ON = 'PoweringOn'
+POWERING_OFF = 'PoweringOff'
+PAUSED = 'Paused'
+POWER_STATES = (ON, OFF, POWERING_ON, POWERING_OFF, PAUSED)
+
+RESET_ON = 'On'
+RESET_FORCE_ON = 'ForceOn'
+RESET_FORCE_OFF = 'ForceOff'
+RESET_GRACEFUL_SHUTDOWN = 'GracefulShutdown'
+RESET_GRACEFUL_RESTART = 'GracefulRestart'
+RESET_FORCE_RESTART = 'ForceRestart'
+RESET_NMI = 'Nmi'
+RESET_PUSH_POWER_BUTTON = 'PushPowerButton'
+SUPPORTED_RESET_TYPES = (
+    RESET_ON, RESET_FORCE_ON, RESET_FORCE_OFF, RESET_GRACEFUL_SHUTDOWN,
+    RESET_GRACEFUL_RESTART, RESET_FORCE_RESTART, RESET_PUSH_POWER_BUTTON)
+# Valid DMTF ResetType values KubeVirt has no faithful equivalent for.
+UNSUPPORTED_RESET_TYPES = (
+    RESET_NMI, 'PowerCycle', 'FullPowerCycle', 'Suspend', 'Pause', 'Resume')
+
+Call = collections.namedtuple('Call', 'target action body')
+
+FINAL_PHASES = ('Succeeded', 'Failed')
+STARTING_PHASES = ('', 'Pending', 'Scheduling', 'Scheduled')
+STOPPING_STATUSES = ('Stopping', 'Terminating')
+# printableStatus values of a VM that wants to run but has no live VMI.
+STARTING_STATUSES = (
+    'Starting', 'Provisioning', 'WaitingForVolumeBinding',
+    'WaitingForReceiver', 'ErrorUnschedulable', 'ErrImagePull',
+    'ImagePullBackOff', 'ErrorPvcNotFound', 'DataVolumeError',
+    'DataVolumeNotFound', 'CrashLoopBackOff')
+
+
+def run_strategy(vm):
+    """Effective runStrategy: spec.runStrategy, else from spec.running."""
+    spec = vm.get('spec') or {}
+    if spec.get('runStrategy'):
+        return spec['runStrategy']
+    return 'Always' if spec.get('running') else 'Halted'
+
+
+def _phase(vmi):
+    return fields.get(vmi, 'status', 'phase', default='')
+
+
+def live(vmi):
+    """True when ``vmi`` exists and is not final (Succeeded/Failed)."""
+    return vmi is not None and _phase(vmi) not in FINAL_PHASES
+
+
+def _pending(vm):
+    return [r.get('action') for r in
+            fields.get(vm, 'status', 'stateChangeRequests', default=[])]
+
+
+def paused(vmi):
+    """True when the VMI has condition Paused=True."""
+    return vmi is not None and fields.condition(vmi, 'Paused')
+
+
+def power_state(vm, vmi):
+    """DMTF PowerState of a VM given its VMI (or None when there is none).
+
+    * PoweringOff: a live VMI being deleted, printableStatus Stopping or
+      Terminating, a pending Stop request, or a live VMI while the
+      strategy is Halted (stop accepted, VMI not yet gone).
+    * Paused / On: a live VMI in phase Running with / without condition
+      Paused. Phase Unknown (node lost) also reads On: the VMI is not final.
+    * PoweringOn: a live VMI in phase ''/Pending/Scheduling/Scheduled; or
+      no live VMI and a pending Start request, strategy Always, strategy
+      Once that has not run yet, RerunOnFailure after a Failed run, or a
+      starting printableStatus (Starting, Provisioning,
+      WaitingForVolumeBinding, ...) unless the strategy is Halted.
+    * Off: anything else (no VMI, or a final one).
+    """
+    strategy = run_strategy(vm)
+    pending = _pending(vm)
+    printable = fields.get(vm, 'status', 'printableStatus')
+    if live(vmi):
+        if (fields.get(vmi, 'metadata', 'deletionTimestamp')
+                or printable in STOPPING_STATUSES or 'Stop' in pending
+                or strategy == 'Halted'):
+            return POWERING_OFF
+        if _phase(vmi) in STARTING_PHASES:
+            return POWERING_ON
+        return PAUSED if paused(vmi) else ON
+    if 'Start' in pending:
+        return POWERING_ON
+    if strategy == 'Always':
+        return POWERING_ON
+    if strategy == 'Once' and vmi is None:
+        return POWERING_ON
+    if strategy == 'RerunOnFailure' and _phase(vmi) == 'Failed':
+        return POWERING_ON
+    if strategy != 'Halted' and printable in STARTING_STATUSES:
+        return POWERING_ON
+    return OFF
+
+
+def _busy(reset_type, state):
+    return errors.TransitionInProgress(
+        'Cannot %s while the system is %s; retry when the transition '
+        'ends' % (reset_type, state))
+
+
+def _start(vm, vmi):
+    if run_strategy(vm) == 'Once':
+        return [Call('vm', 'patch', [
+            jsonpatch.test('/spec/runStrategy', 'Once'),
+            jsonpatch.replace('/spec/runStrategy', 'Always')])]
+    return [Call('vm', 'start', {})]
+
+
+def _power_on(reset_type, vm, vmi, state):
+    if state == PAUSED:
+        return [Call('vmi', 'unpause', {})]
+    if state in (ON, POWERING_ON):
+        return []
+    if state == POWERING_OFF:
+        raise _busy(reset_type, state)
+    return _start(vm, vmi)
+
+
+def _stop(reset_type, vm, vmi, state, body):
+    if state == OFF:
+        return []
+    if state == POWERING_OFF:
+        if not body:
+            return []
+        grace = fields.get(vmi, 'spec', 'terminationGracePeriodSeconds')
+        if grace is not None and grace <= body['gracePeriod']:
+            return []
+        return [Call('vm', 'stop', body)]
+    if not live(vmi) and run_strategy(vm) not in ('Always', 'Once'):
+        # Manual/RerunOnFailure/Halted reject stop without a live VMI.
+        raise _busy(reset_type, state)
+    return [Call('vm', 'stop', body)]
+
+
+def _soft_reboot_applies(vm, vmi):
+    """A guest reboot is a faithful GracefulRestart.
+
+    It needs a running, unpaused VMI with a connected guest agent, and it
+    must not hide a pending template change: with the default
+    ``rebootPolicy: Reboot`` the VMI survives an in-guest reboot and keeps
+    its old boot order and media, so a VM with RestartRequired is
+    restarted instead. ``rebootPolicy: Terminate`` re-creates the VMI from
+    the template on a guest reboot, so softreboot is fine then.
+    """
+    if _phase(vmi) != 'Running' or paused(vmi):
+        return False
+    if not fields.condition(vmi, 'AgentConnected'):
+        return False
+    policy = fields.get(fields.domain(vm), 'rebootPolicy')
+    return policy == 'Terminate' or not firmware.restart_required(vm)
+
+
+def _restart(reset_type, vm, vmi, state, force):
+    if state == OFF:
+        return _start(vm, vmi)
+    if state == POWERING_OFF:
+        raise _busy(reset_type, state)
+    if not live(vmi):
+        # Powering on without a VMI yet: the coming VMI is built from
+        # the current template, which is what a restart would give.
+        return []
+    if not force and _soft_reboot_applies(vm, vmi):
+        return [Call('vmi', 'softreboot', {})]
+    body = {'gracePeriodSeconds': 0} if force else {}
+    calls = [Call('vm', 'restart', body)]
+    if run_strategy(vm) == 'Once':
+        calls = _start(vm, vmi) + calls
+    return calls
+
+
+def reset_plan(reset_type, vm, vmi):
+    """Calls performing Redfish ``reset_type`` on ``vm`` (list of Call).
+
+    * On / ForceOn: start (unpause when Paused); [] when On/PoweringOn.
+    * ForceOff: stop {"gracePeriod": 0} (also escalates a graceful stop in
+      progress); GracefulShutdown: stop {}; [] when Off.
+    * GracefulRestart: softreboot of the VMI when it runs with a guest
+      agent connected and no template change is pending (see
+      :func:`_soft_reboot_applies`), else restart {}.
+    * ForceRestart: restart {"gracePeriodSeconds": 0}, a new VMI from the
+      current template (boot order and media changes apply).
+    * A restart of an Off VM starts it.
+    * PushPowerButton: GracefulShutdown when On/Paused/PoweringOn, On
+      when Off.
+
+    Raises UnknownResetType (not a DMTF value / None), NotSupported (Nmi,
+    PowerCycle, ...) and TransitionInProgress (e.g. On while PoweringOff,
+    a restart while PoweringOff, a stop while a Manual start request has
+    no VMI yet).
+    """
+    if reset_type in UNSUPPORTED_RESET_TYPES:
+        raise errors.NotSupported(
+            'ResetType %s is not supported by KubeVirt virtual machines'
+            % reset_type)
+    if reset_type not in SUPPORTED_RESET_TYPES:
+        raise errors.UnknownResetType(
+            'Unknown ResetType %r; allowed values: %s'
+            % (reset_type, ', '.join(SUPPORTED_RESET_TYPES)))
+    state = power_state(vm, vmi)
+    if reset_type == RESET_PUSH_POWER_BUTTON:
+        if state == POWERING_OFF:
+            raise _busy(reset_type, state)
+        reset_type = RESET_ON if state == OFF else RESET_GRACEFUL_SHUTDOWN
+    if reset_type in (RESET_ON, RESET_FORCE_ON):
+        return _power_on(reset_type, vm, vmi, state)
+    if reset_type == RESET_FORCE_OFF:
+        return _stop(reset_type, vm, vmi, state, {'gracePeriod': 0})
+    if reset_type == RESET_GRACEFUL_SHUTDOWN:
+        return _stop(reset_type, vm, vmi, state, {})
+    return _restart(reset_type, vm, vmi, state,
+                    force=reset_type == RESET_FORCE_RESTART)
