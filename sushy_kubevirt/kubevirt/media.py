@@ -11,7 +11,6 @@ by the VM and are named by :func:`datavolume_name`; the VM template holds a
 
 import collections
 import hashlib
-import math
 import posixpath
 from urllib import parse as urlparse
 
@@ -145,7 +144,8 @@ def quantity(size_bytes, margin):
     ``margin`` is a fraction (0.1 = 10 %) covering CDI's filesystem
     overhead; the result is rounded up to whole MiB (``"<n>Mi"``).
     """
-    return '%dMi' % max(1, math.ceil(size_bytes * (1 + margin) / MIB))
+    total = size_bytes + round(size_bytes * margin)
+    return '%dMi' % max(1, -(-total // MIB))
 
 
 def image_name(url):
