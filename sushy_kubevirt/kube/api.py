@@ -64,9 +64,11 @@ class Api:
         return json.loads(data) if data else None
 
     def list(self, resource, namespace=None, label_selector=None,
-             resource_version=None, limit=None, continue_token=None):
+             resource_version=None, limit=None, continue_token=None,
+             field_selector=None):
         """One page of a list, as a dict with ``items`` and ``metadata``."""
         query = {'labelSelector': label_selector,
+                 'fieldSelector': field_selector,
                  'resourceVersion': resource_version,
                  'limit': limit, 'continue': continue_token}
         return self._call('list', resource.plural, 'GET',

@@ -6,6 +6,7 @@ results are overlaid on the cache so the next read sees them.
 """
 
 import logging
+import os
 import threading
 
 from sushy_kubevirt import config
@@ -13,7 +14,9 @@ from sushy_kubevirt.kube import accounting as accounting_mod
 from sushy_kubevirt.kube import api as api_mod
 from sushy_kubevirt.kube import client
 from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import informer as informer_mod
 from sushy_kubevirt.kube import limiter
+from sushy_kubevirt.kube import lister as lister_mod
 from sushy_kubevirt.kube import resources as res
 
 LOG = logging.getLogger(__name__)
@@ -26,78 +29,164 @@ def firmware_uuid(vm):
     return (domain.get('firmware') or {}).get('uuid')
 
 
+VM_INDEXERS = {
+    'uuid': lambda vm: [u for u in (firmware_uuid(vm),) if u],
+    'name': lambda vm: [vm['metadata']['name']],
+}
+
+
+class _Running:
+    """What exists between the first use and :meth:`Cluster.stop`."""
+
+    def __init__(self, api, informers, listers):
+        self.api = api
+        self.informers = informers
+        self.listers = listers
+
+
 class Cluster:
-    """Cached reads and guarded live writes for VMs, VMIs and DataVolumes.
+    """Cached reads and live writes for VMs, VMIs and DataVolumes.
 
     Construction makes no connection and starts no thread; the first call
-    does. Reads return plain dicts that callers must treat as read-only;
-    a missing object reads as None.
+    does (also in each forked child). Reads return plain dicts that callers
+    must treat as read-only; a missing object reads as None, and so does
+    one in a namespace that is not served.
+
+    :param timings: :class:`sushy_kubevirt.kube.reflector.Timings` (tests).
     """
 
-    def __init__(self, settings, datavolumes=False, api_client=None):
+    def __init__(self, settings, datavolumes=False, timings=None):
         self.settings = settings
         self.datavolumes = datavolumes
+        self.timings = timings
         self.accounting = accounting_mod.Accounting()
-        self._api_client = api_client
-        self._api = None
         self._lock = threading.Lock()
+        self._running = None
+        self._pid = None
         self._vmi_handlers = []
 
     # lifecycle
 
-    def _live(self):
+    @property
+    def _scopes(self):
+        return self.settings.namespaces or (None,)
+
+    @property
+    def _resources(self):
+        kinds = [res.VM, res.VMI]
+        return kinds + [res.DATAVOLUME] if self.datavolumes else kinds
+
+    def _make_api(self, watches=0):
+        return api_mod.Api(
+            client.make_api_client(self.settings, watches=watches),
+            limiter.TokenBucket(self.settings.qps, self.settings.burst),
+            self.accounting)
+
+    def _start(self):
+        api = self._make_api(len(self._scopes) * len(self._resources))
+        informers, listers = {}, {}
+        for resource in self._resources:
+            is_vm = resource is res.VM
+            selector = self.settings.label_selector if is_vm else None
+            for namespace in self._scopes:
+                informer = informer_mod.Informer(
+                    api, resource, namespace, label_selector=selector,
+                    indexers=VM_INDEXERS if is_vm else None,
+                    timings=self.timings)
+                if resource is res.VMI:
+                    informer.add_handler(self._on_vmi)
+                informers[resource.plural, namespace] = informer
+                listers[resource.plural, namespace] = lister_mod.Lister(
+                    informer, api, self.accounting, selector)
+        for informer in informers.values():
+            informer.start()
+        LOG.info('Watching %s in %s', ', '.join(r.plural for r in
+                                                self._resources),
+                 ', '.join(self.settings.namespaces or ('all namespaces',)))
+        return _Running(api, informers, listers)
+
+    def _run(self):
+        running = self._running
+        if running is not None and self._pid == os.getpid():
+            return running
         with self._lock:
-            if self._api is None:
-                api_client = self._api_client or client.make_api_client(
-                    self.settings)
-                self._api = api_mod.Api(
-                    api_client,
-                    limiter.TokenBucket(self.settings.qps,
-                                        self.settings.burst),
-                    self.accounting)
-            return self._api
+            if self._running is None or self._pid != os.getpid():
+                # A forked child inherits no threads: start afresh.
+                self._running = self._start()
+                self._pid = os.getpid()
+            return self._running
+
+    def start(self):
+        """Start watching now (otherwise the first call does)."""
+        self._run()
+
+    def wait_for_sync(self, timeout=None):
+        """Wait until every informer has synced; return whether they did."""
+        return all(i.wait_for_sync(timeout)
+                   for i in self._run().informers.values())
+
+    def stop(self):
+        """End every thread and close every connection (idempotent)."""
+        with self._lock:
+            running, self._running = self._running, None
+        if running is None:
+            return
+        for informer in running.informers.values():
+            informer.reflector.stop(timeout=0)
+        for informer in running.informers.values():
+            informer.stop()
+        running.api.close()
 
     def validate(self):
         """Check the configured namespaces exist and their VMs are readable.
 
+        Uses its own short-lived connection and starts nothing.
+
         :raises sushy_kubevirt.config.ConfigError: naming the setting.
         """
-        api = self._live()
-        key = config.PREFIX + 'NAMESPACES'
-        for namespace in self.settings.namespaces or (None,):
-            if namespace is not None:
-                try:
-                    api.get(res.NAMESPACE, None, namespace)
-                except errors.NotFound:
-                    raise config.ConfigError(
-                        '%s: namespace %r does not exist'
-                        % (key, namespace)) from None
-                except errors.Forbidden:
-                    LOG.debug('Cannot read namespace %s; checking its VMs '
-                              'only', namespace)
-                except errors.ApiError as exc:
-                    raise config.ConfigError(
-                        '%s: cannot check namespace %r: %s'
-                        % (key, namespace, exc)) from exc
-            try:
-                api.list(res.VM, namespace, self.settings.label_selector,
-                         limit=1)
-            except errors.ApiError as exc:
-                raise config.ConfigError(
-                    '%s: cannot list virtualmachines in %s: %s'
-                    % (key, 'namespace %r' % namespace if namespace
-                       else 'all namespaces', exc)) from exc
+        api = self._make_api()
+        try:
+            for namespace in self._scopes:
+                self._validate(api, namespace)
+        finally:
+            api.close()
 
-    def stop(self):
-        """End every thread and close every connection."""
-        with self._lock:
-            if self._api is not None:
-                self._api.close()
-                self._api = None
+    def _validate(self, api, namespace):
+        key = config.PREFIX + 'NAMESPACES'
+        where = ('namespace %r' % namespace if namespace
+                 else 'all namespaces')
+        if namespace is not None:
+            try:
+                api.get(res.NAMESPACE, None, namespace)
+            except errors.NotFound:
+                raise config.ConfigError('%s: namespace %r does not exist'
+                                         % (key, namespace)) from None
+            except errors.Forbidden:
+                LOG.debug('Cannot read namespace %s; checking its VMs only',
+                          namespace)
+            except errors.ApiError as exc:
+                raise config.ConfigError('%s: cannot check %s: %s'
+                                         % (key, where, exc)) from exc
+        try:
+            api.list(res.VM, namespace, self.settings.label_selector,
+                     limit=1)
+        except errors.ApiError as exc:
+            raise config.ConfigError('%s: cannot list virtualmachines in '
+                                     '%s: %s' % (key, where, exc)) from exc
 
     def add_vmi_handler(self, fn):
-        """Call ``fn(event_type, vmi)`` on VMI changes (dispatcher thread)."""
+        """Call ``fn(event_type, vmi)`` on changes of served VMs' VMIs.
+
+        Called from an informer's dispatcher thread; must be quick.
+        """
         self._vmi_handlers.append(fn)
+
+    def _on_vmi(self, kind, vmi):
+        meta = vmi['metadata']
+        if not self._vm_served(meta.get('namespace'), meta['name']):
+            return
+        for fn in list(self._vmi_handlers):
+            fn(kind, vmi)
 
     # reads
 
@@ -105,33 +194,51 @@ class Cluster:
         return (self.settings.namespaces is None
                 or namespace in self.settings.namespaces)
 
+    def _scope(self, namespace):
+        return None if self.settings.namespaces is None else namespace
+
+    def _lister(self, resource, namespace):
+        return self._run().listers[resource.plural, self._scope(namespace)]
+
+    def _informer(self, resource, namespace):
+        return self._run().informers[resource.plural,
+                                     self._scope(namespace)]
+
+    def _vm_served(self, namespace, name):
+        if not self._served(namespace):
+            return False
+        if not self.settings.label_selector:
+            return True
+        informer = self._informer(res.VM, namespace)
+        return not informer.has_synced() or \
+            informer.get(namespace, name) is not None
+
     def _get(self, resource, namespace, name):
         if not self._served(namespace):
             return None
-        try:
-            return self._live().get(resource, namespace, name)
-        except errors.NotFound:
-            return None
+        return self._lister(resource, namespace).get(namespace, name)
+
+    def _all(self, resource, method, *args):
+        result = []
+        for scope in self._scopes:
+            lister = self._run().listers[resource.plural, scope]
+            result += getattr(lister, method)(*args)
+        return result
 
     def list_vms(self):
         """Every served VM."""
-        result = []
-        for namespace in self.settings.namespaces or (None,):
-            result += self._live().list(
-                res.VM, namespace, self.settings.label_selector)['items']
-        return result
+        return self._all(res.VM, 'list')
 
     def get_vm(self, namespace, name):
         return self._get(res.VM, namespace, name)
 
     def find_vms_by_uuid(self, uuid):
-        """VMs whose firmware UUID is ``uuid`` (normally zero or one)."""
-        return [vm for vm in self.list_vms() if firmware_uuid(vm) == uuid]
+        """Served VMs whose firmware UUID is ``uuid`` (normally 0 or 1)."""
+        return self._all(res.VM, 'by_index', 'uuid', uuid)
 
     def find_vms_by_name(self, name):
         """Served VMs named ``name``, in any served namespace."""
-        return [vm for vm in self.list_vms()
-                if vm['metadata']['name'] == name]
+        return self._all(res.VM, 'by_index', 'name', name)
 
     def get_vmi(self, namespace, name):
         """The VMI of served VM ``namespace/name``, or None."""
@@ -141,35 +248,59 @@ class Cluster:
         return self._get(res.VMI, namespace, name)
 
     def get_datavolume(self, namespace, name):
-        return self._get(res.DATAVOLUME, namespace, name)
+        """From the cache when built with ``datavolumes=True``, else live."""
+        if self.datavolumes:
+            return self._get(res.DATAVOLUME, namespace, name)
+        try:
+            return self._run().api.get(res.DATAVOLUME, namespace, name)
+        except errors.NotFound:
+            return None
 
     # live calls
 
+    def _note(self, resource, namespace, obj):
+        if self._served(namespace) and isinstance(obj, dict) and \
+                obj.get('kind') not in (None, 'Status'):
+            self._informer(resource, namespace).note_write(obj)
+        return obj
+
     def get_vm_live(self, namespace, name):
         """GET the VM from the API server. :raises errors.NotFound:"""
-        return self._live().get(res.VM, namespace, name)
+        vm = self._run().api.get(res.VM, namespace, name)
+        return self._note(res.VM, namespace, vm)
 
     def patch_vm(self, namespace, name, ops):
-        """Apply JSON-patch ``ops``; return the patched VM."""
-        return self._live().patch(res.VM, namespace, name, ops)
+        """Apply the JSON patch ``ops`` (a list); return the patched VM."""
+        vm = self._run().api.patch(res.VM, namespace, name, ops)
+        return self._note(res.VM, namespace, vm)
 
     def vm_subresource(self, namespace, name, action, body=None):
         """PUT ``subresources.kubevirt.io/v1 .../{name}/{action}``."""
-        return self._live().put_subresource(res.VM_ACTIONS, namespace, name,
-                                            action, body)
+        return self._run().api.put_subresource(res.VM_ACTIONS, namespace,
+                                               name, action, body)
 
     def vmi_subresource(self, namespace, name, action, body=None):
-        return self._live().put_subresource(res.VMI_ACTIONS, namespace,
-                                            name, action, body)
+        return self._run().api.put_subresource(res.VMI_ACTIONS, namespace,
+                                               name, action, body)
 
     def create_datavolume(self, namespace, body):
-        return self._live().create(res.DATAVOLUME, namespace, body)
+        dv = self._run().api.create(res.DATAVOLUME, namespace, body)
+        return self._note(res.DATAVOLUME, namespace, dv) \
+            if self.datavolumes else dv
 
     def delete_datavolume(self, namespace, name):
-        return self._live().delete(res.DATAVOLUME, namespace, name)
+        answer = self._run().api.delete(res.DATAVOLUME, namespace, name)
+        if self.datavolumes and self._served(namespace):
+            if isinstance(answer, dict) and answer.get('kind') == \
+                    'DataVolume':
+                self._note(res.DATAVOLUME, namespace, answer)
+            else:
+                self._informer(res.DATAVOLUME, namespace).note_delete(
+                    namespace, name)
+        return answer
 
     def create_secret(self, namespace, body):
-        return self._live().create(res.SECRET, namespace, body)
+        return self._run().api.create(res.SECRET, namespace, body)
 
     def delete_secret(self, namespace, name):
-        return self._live().delete(res.SECRET, namespace, name)
+        return self._run().api.delete(res.SECRET, namespace, name)

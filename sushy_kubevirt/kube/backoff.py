@@ -1,0 +1,34 @@
+"""Exponential backoff with jitter that resets after a healthy spell."""
+
+import random
+import time
+
+
+class Backoff:
+    """client-go's reflector backoff: 0.8 s doubling, capped at 30 s.
+
+    Each delay is ``d + U(0, 1) * d`` (so in ``[d, 2d)``), never more than
+    ``cap``. When no delay was asked for during ``reset_after`` seconds the
+    server is deemed healthy and ``d`` starts again from ``initial``.
+    """
+
+    def __init__(self, initial=0.8, factor=2.0, cap=30.0, reset_after=120.0,
+                 clock=time.monotonic, rand=random.random):
+        self.initial = initial
+        self.factor = factor
+        self.cap = cap
+        self.reset_after = reset_after
+        self._clock = clock
+        self._rand = rand
+        self._duration = initial
+        self._last = None
+
+    def next(self):
+        """The next delay, in seconds."""
+        now = self._clock()
+        if self._last is None or now - self._last >= self.reset_after:
+            self._duration = self.initial
+        self._last = now
+        duration = self._duration
+        self._duration = min(self._duration * self.factor, self.cap)
+        return min(duration + self._rand() * duration, self.cap)

@@ -1,0 +1,219 @@
+"""Reflector + store + handlers + read-your-writes overlay.
+
+Mirrors client-go's SharedIndexInformer with a MutationCache: objects this
+process wrote are overlaid on the cache until the watch delivers that
+resourceVersion or a newer one, so a read right after a write sees it.
+"""
+
+import copy
+import logging
+import queue
+import threading
+
+from sushy_kubevirt.kube import reflector as reflector_mod
+from sushy_kubevirt.kube import resources
+from sushy_kubevirt.kube import store as store_mod
+
+LOG = logging.getLogger(__name__)
+
+#: Annotations the drivers never read (and that can be large).
+DROPPED_ANNOTATIONS = ('kubectl.kubernetes.io/last-applied-configuration',)
+
+_DELETED = object()
+
+
+def strip(obj):
+    """Drop ``metadata.managedFields`` and unused annotations (idempotent).
+
+    Returns a new top-level dict and metadata; the rest is shared.
+    """
+    meta = dict(obj.get('metadata') or {})
+    meta.pop('managedFields', None)
+    annotations = meta.get('annotations')
+    if annotations and any(a in annotations for a in DROPPED_ANNOTATIONS):
+        meta['annotations'] = {k: v for k, v in annotations.items()
+                               if k not in DROPPED_ANNOTATIONS}
+    return dict(obj, metadata=meta)
+
+
+def _rv(obj):
+    return obj['metadata'].get('resourceVersion')
+
+
+def _not_older(new_rv, old_rv):
+    """Whether resourceVersion ``new_rv`` is at least as recent as ``old_rv``.
+
+    resourceVersions are opaque, but etcd's are integers and client-go's
+    MutationCache compares them so; fall back to inequality.
+    """
+    try:
+        return int(new_rv) >= int(old_rv)
+    except (TypeError, ValueError):
+        return new_rv != old_rv
+
+
+class Informer:
+
+    def __init__(self, api, resource, namespace=None, label_selector=None,
+                 indexers=None, transform=strip, timings=None, name=None):
+        self.resource = resource
+        self.namespace = namespace
+        self.store = store_mod.Store(indexers)
+        self.transform = transform
+        self.reflector = reflector_mod.Reflector(
+            api, resource, self._replace, self._event, namespace=namespace,
+            label_selector=label_selector, timings=timings, name=name)
+        self._lock = threading.Lock()
+        self._overlay = {}
+        self._synced = threading.Event()
+        self._handlers = []
+        self._queue = queue.Queue()
+        self._dispatcher = None
+
+    # lifecycle
+
+    def add_handler(self, fn):
+        """Call ``fn(event_type, obj)`` for every later change.
+
+        Add handlers before :meth:`start`: they receive the initial list as
+        ADDED events. Objects gone after a relist arrive as DELETED with
+        their last known state.
+        """
+        self._handlers.append(fn)
+
+    def start(self):
+        self._dispatcher = threading.Thread(
+            target=self._dispatch, daemon=True,
+            name='dispatcher ' + self.reflector.name)
+        self._dispatcher.start()
+        self.reflector.start()
+
+    def stop(self, timeout=10.0):
+        self.reflector.stop(timeout)
+        if self._dispatcher is not None:
+            self._queue.put(None)
+            self._dispatcher.join(timeout)
+
+    def has_synced(self):
+        """True once the first list is in the store."""
+        return self._synced.is_set()
+
+    def wait_for_sync(self, timeout=None):
+        return self._synced.wait(timeout)
+
+    @property
+    def forbidden(self):
+        """True while unsynced because the server answers 403."""
+        return not self.has_synced() and \
+            getattr(self.reflector.last_error, 'status', None) == 403
+
+    # reads
+
+    def get(self, namespace, name):
+        key = resources.key(namespace, name)
+        with self._lock:
+            return self._resolve(key, self.store.get(key))
+
+    def list(self):
+        with self._lock:
+            if not self._overlay:
+                return self.store.list()
+            objs = {k: self._resolve(k, self.store.get(k))
+                    for k in set(self.store.keys()) | set(self._overlay)}
+        return [o for o in objs.values() if o is not None]
+
+    def by_index(self, index, value):
+        with self._lock:
+            found = self.store.by_index(index, value)
+            if not self._overlay:
+                return found
+            objs = {resources.object_key(o): o for o in found}
+            objs.update((k, o) for k, o in self._overlay.items()
+                        if o is not _DELETED)
+            objs = {k: self._resolve(k, o) for k, o in objs.items()}
+        return [o for o in objs.values() if o is not None
+                and value in self.store.index_values(index, o)]
+
+    def _resolve(self, key, cached):
+        written = self._overlay.get(key)
+        if written is None:
+            return cached
+        return None if written is _DELETED else written
+
+    # read-your-writes
+
+    def note_write(self, obj):
+        """Overlay ``obj``, the response of a write, on the cache."""
+        obj = self.transform(copy.deepcopy(obj))
+        key = resources.object_key(obj)
+        with self._lock:
+            cached = self.store.get(key)
+            if cached is None or not _not_older(_rv(cached), _rv(obj)):
+                self._overlay[key] = obj
+
+    def note_delete(self, namespace, name):
+        """Read ``namespace/name`` as absent until the watch catches up."""
+        with self._lock:
+            self._overlay[resources.key(namespace, name)] = _DELETED
+
+    def _settle(self, key, kind, obj, rv):
+        """Drop the overlay of ``key`` once the cache caught up with it.
+
+        ``kind`` is the watch event type (None after a relist at ``rv``).
+        """
+        written = self._overlay.get(key)
+        if written is None:
+            return
+        if written is _DELETED:
+            done = kind in ('ADDED', 'DELETED') or obj is None
+        elif kind == 'DELETED':
+            done = True
+        else:
+            done = _not_older(_rv(obj) if obj else rv, _rv(written))
+        if done:
+            del self._overlay[key]
+
+    # reflector callbacks (reflector thread)
+
+    def _replace(self, items, rv):
+        objs = [self.transform(o) for o in items]
+        with self._lock:
+            added, updated, deleted = self.store.replace(objs)
+            for key in list(self._overlay):
+                self._settle(key, None, self.store.get(key), rv)
+        for obj in added:
+            self._queue.put(('ADDED', obj))
+        for old, obj in updated:
+            if _rv(old) != _rv(obj):
+                self._queue.put(('MODIFIED', obj))
+        for obj in deleted:
+            self._queue.put(('DELETED', obj))
+        if not self._synced.is_set():
+            LOG.info('%s: synced %d objects at resourceVersion %s',
+                     self.reflector.name, len(objs), rv)
+            self._synced.set()
+
+    def _event(self, kind, obj):
+        obj = self.transform(obj)
+        key = resources.object_key(obj)
+        with self._lock:
+            if kind == 'DELETED':
+                self.store.delete(key)
+            else:
+                self.store.upsert(obj)
+            self._settle(key, kind, obj, _rv(obj))
+        self._queue.put((kind, obj))
+
+    # dispatcher thread
+
+    def _dispatch(self):
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            for fn in list(self._handlers):
+                try:
+                    fn(*item)
+                except Exception:
+                    LOG.exception('%s: handler %r failed',
+                                  self.reflector.name, fn)

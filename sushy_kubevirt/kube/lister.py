@@ -1,0 +1,62 @@
+"""Reads of one informer: from its cache once synced, live before.
+
+The rule of kubevirt-redfish PR #32: until the informer has finished its
+first list, reads go to the API server and are counted as live; after
+that the cache's answer is final, including "not found".
+"""
+
+from sushy_kubevirt.kube import errors
+
+
+class Lister:
+
+    def __init__(self, informer, api, accounting, label_selector=None):
+        self.informer = informer
+        self.api = api
+        self.accounting = accounting
+        self.label_selector = label_selector
+        self._plural = informer.resource.plural
+
+    def _cached(self, verb):
+        if self.informer.has_synced():
+            self.accounting.cache(verb, self._plural)
+            return True
+        return False
+
+    def get(self, namespace, name):
+        """The object, or None."""
+        if self._cached('get'):
+            return self.informer.get(namespace, name)
+        if self.label_selector:
+            # A GET would ignore the selector: list by name instead.
+            found = self._live_list(namespace, 'metadata.name=' + name)
+            return found[0] if found else None
+        try:
+            return self.informer.transform(
+                self.api.get(self.informer.resource, namespace, name))
+        except errors.NotFound:
+            return None
+
+    def list(self):
+        """Every object; nothing (and no call) while the server says 403."""
+        if self._cached('list'):
+            return self.informer.list()
+        if self.informer.forbidden:
+            return []
+        return self._live_list(self.informer.namespace)
+
+    def by_index(self, index, value):
+        """Objects whose ``index`` yields ``value``."""
+        if self._cached('list'):
+            return self.informer.by_index(index, value)
+        if self.informer.forbidden:
+            return []
+        values = self.informer.store.index_values
+        return [o for o in self._live_list(self.informer.namespace)
+                if value in values(index, o)]
+
+    def _live_list(self, namespace, field_selector=None):
+        page = self.api.list(self.informer.resource, namespace,
+                             self.label_selector,
+                             field_selector=field_selector)
+        return [self.informer.transform(o) for o in page.get('items') or []]

@@ -1,0 +1,235 @@
+"""List, then watch, one resource in one namespace (client-go's Reflector).
+
+The reflector feeds ``on_replace(items, rv)`` after each list and
+``on_event(type, obj)`` for each watch event, from its own thread.
+
+* The watch starts at the list's resourceVersion, asks for bookmarks and
+  for a server-side ``timeoutSeconds`` drawn from ``watch_timeout``; it
+  resumes from the last event's or bookmark's resourceVersion.
+* A clean close, a server timeout or a stall (nothing read for
+  ``read_timeout``) re-watches at once; a dropped connection, connection
+  refused, a 5xx or a 429 (honouring Retry-After) re-watches after a
+  backoff. None of these relists.
+* Only a 410 relists: at the last resourceVersion, then, if that is gone
+  too, with a consistent read (resourceVersion unset).
+* Other errors (403, 404, ...) back off and relist.
+* A watch that ends within ``short_watch`` seconds with no event is an
+  error (backoff), so a server that closes at once is not hammered.
+"""
+
+import dataclasses
+import logging
+import random
+import threading
+import time
+import typing
+
+import urllib3
+
+from sushy_kubevirt.kube import backoff as backoff_mod
+from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import stream
+
+LOG = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass(frozen=True)
+class Timings:
+    """Every delay of the reflector, in seconds (tests shrink them)."""
+    backoff_initial: float = 0.8
+    backoff_cap: float = 30.0
+    backoff_reset: float = 120.0
+    #: Range of the watch's ``timeoutSeconds`` (drawn uniformly).
+    watch_timeout: typing.Tuple[float, float] = (300.0, 600.0)
+    #: Stall detector: longest silence tolerated on an open watch.
+    read_timeout: float = 120.0
+    #: A watch shorter than this with no event counts as an error.
+    short_watch: float = 1.0
+    #: Page size of consistent lists (resourceVersion unset).
+    page_size: int = 500
+
+
+class _Retry(Exception):
+    """The watch failed in a way that is fixed by watching again."""
+
+
+def _rv(obj):
+    return ((obj or {}).get('metadata') or {}).get('resourceVersion')
+
+
+class Reflector:
+
+    def __init__(self, api, resource, on_replace, on_event, namespace=None,
+                 label_selector=None, timings=None, clock=time.monotonic,
+                 rand=None, name=None):
+        self.api = api
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.timings = timings or Timings()
+        self.name = name or '%s/%s' % (namespace or '*', resource.plural)
+        self.last_rv = None
+        #: The error that ended the last list or watch, None when healthy.
+        self.last_error = None
+        self._on_replace = on_replace
+        self._on_event = on_event
+        self._clock = clock
+        self._rand = rand or random.Random()
+        self._backoff = backoff_mod.Backoff(
+            self.timings.backoff_initial, cap=self.timings.backoff_cap,
+            reset_after=self.timings.backoff_reset, clock=clock,
+            rand=self._rand.random)
+        self._rv_unavailable = False
+        self._stopped = threading.Event()
+        self._lock = threading.Lock()
+        self._response = None
+        self._thread = None
+
+    # lifecycle
+
+    def start(self):
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name='reflector ' + self.name)
+        self._thread.start()
+
+    def stop(self, timeout=10.0):
+        """Stop the loop, cutting an open watch, and wait for the thread."""
+        self._stopped.set()
+        with self._lock:
+            response = self._response
+        if response is not None:
+            response.shutdown()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    @property
+    def alive(self):
+        return self._thread is not None and self._thread.is_alive()
+
+    # loop
+
+    def _run(self):
+        need_list = True
+        while not self._stopped.is_set():
+            delay = 0.0
+            try:
+                if need_list:
+                    self._list()
+                    need_list = False
+                self._watch()
+                self.last_error = None
+                continue
+            except errors.Gone as exc:
+                LOG.info('%s: %s; relisting', self.name, exc.message)
+                need_list = True
+                exc_seen = exc
+            except errors.TooManyRequests as exc:
+                delay = exc.retry_after or 0.0
+                exc_seen = exc
+            except (errors.Unavailable, _Retry) as exc:
+                exc_seen = exc
+            except errors.ApiError as exc:
+                # 5xx: watch again; anything else (403, 404...): relist.
+                need_list = need_list or not (exc.status or 0) >= 500
+                exc_seen = exc
+            except Exception as exc:
+                LOG.exception('%s: unexpected error; relisting', self.name)
+                need_list = True
+                exc_seen = exc
+            if self._stopped.is_set():
+                break
+            self.last_error = exc_seen
+            delay = max(delay, self._backoff.next())
+            log = LOG.error if isinstance(exc_seen, errors.Forbidden) \
+                else LOG.warning
+            log('%s: %s: %s; retrying in %.2f s%s', self.name,
+                type(exc_seen).__name__, exc_seen, delay,
+                ' with a relist' if need_list else '')
+            self._stopped.wait(delay)
+
+    # list
+
+    def _list(self):
+        rv = None if self._rv_unavailable else self.last_rv
+        try:
+            items, list_rv = self._list_at(rv)
+        except errors.ApiError as exc:
+            if rv is None or exc.status not in (410, 504):
+                raise
+            LOG.info('%s: resourceVersion %s unavailable (%s); listing the '
+                     'latest', self.name, rv, exc.message)
+            self._rv_unavailable = True
+            items, list_rv = self._list_at(None)
+        self._rv_unavailable = False
+        self._on_replace(items, list_rv)
+        self.last_rv = list_rv
+        self.last_error = None
+
+    def _list_at(self, rv):
+        """All items and the list's resourceVersion (pages when rv unset)."""
+        limit = self.timings.page_size if rv is None else None
+        items, token = [], None
+        while True:
+            try:
+                page = self.api.list(self.resource, self.namespace,
+                                     self.label_selector, rv, limit, token)
+            except errors.Gone:
+                if token is None:
+                    raise
+                # The continue token expired: list again, unpaginated.
+                LOG.info('%s: list continue token expired', self.name)
+                limit, items, token = None, [], None
+                continue
+            items += page.get('items') or []
+            token = (page.get('metadata') or {}).get('continue')
+            if not token:
+                return items, page['metadata']['resourceVersion']
+
+    # watch
+
+    def _watch(self):
+        low, high = self.timings.watch_timeout
+        timeout = max(1, int(round(self._rand.uniform(low, high))))
+        started = self._clock()
+        count = 0
+        response = self.api.watch(
+            self.resource, self.namespace, self.label_selector,
+            self.last_rv, timeout, self.timings.read_timeout)
+        with self._lock:
+            self._response = response
+        try:
+            if self._stopped.is_set():
+                return
+            for event in stream.iter_events(
+                    response.stream(None, decode_content=True)):
+                count += 1
+                self._handle(event)
+        except urllib3.exceptions.ReadTimeoutError:
+            LOG.info('%s: no data for %.1f s; watching again', self.name,
+                     self.timings.read_timeout)
+            return
+        except (urllib3.exceptions.HTTPError, OSError,
+                stream.TruncatedStream, ValueError) as exc:
+            raise _Retry('watch dropped after %d events: %s'
+                         % (count, exc)) from exc
+        finally:
+            with self._lock:
+                self._response = None
+            response.close()
+            response.release_conn()
+        if count == 0 and self._clock() - started < self.timings.short_watch:
+            raise _Retry('watch closed without any event')
+        LOG.debug('%s: watch closed after %d events at %s', self.name,
+                  count, self.last_rv)
+
+    def _handle(self, event):
+        kind, obj = event.get('type'), event.get('object') or {}
+        if kind == 'ERROR':
+            raise errors.from_status(obj)
+        if kind in ('ADDED', 'MODIFIED', 'DELETED'):
+            self._on_event(kind, obj)
+        elif kind != 'BOOKMARK':
+            LOG.warning('%s: unknown watch event type %r', self.name, kind)
+            return
+        if _rv(obj):
+            self.last_rv = _rv(obj)
