@@ -1,0 +1,46 @@
+import threading
+
+from sushy_kubevirt.kube import accounting
+
+
+def test_counts_per_verb_and_resource():
+    acc = accounting.Accounting()
+    acc.cache('get', 'virtualmachines')
+    acc.cache('get', 'virtualmachines')
+    acc.live('get', 'virtualmachines')
+    acc.live('patch', 'virtualmachines')
+    assert acc.cache_reads() == 2
+    assert acc.cache_reads('get', 'virtualmachines') == 2
+    assert acc.live_calls() == 2
+    assert acc.live_calls('patch') == 1
+    assert acc.live_calls(resource='virtualmachineinstances') == 0
+
+
+def test_render_prometheus_text():
+    acc = accounting.Accounting()
+    acc.cache('get', 'virtualmachines')
+    acc.live('start', 'virtualmachines/start')
+    acc.throttled(0.25)
+    text = acc.render()
+    assert ('sushy_kubevirt_cache_reads_total{verb="get",'
+            'resource="virtualmachines"} 1') in text
+    assert ('sushy_kubevirt_api_calls_total{verb="start",'
+            'resource="virtualmachines/start"} 1') in text
+    assert 'sushy_kubevirt_api_throttle_seconds_total 0.25' in text
+    assert '# TYPE sushy_kubevirt_api_calls_total counter' in text
+    assert text.endswith('\n')
+
+
+def test_thread_safe():
+    acc = accounting.Accounting()
+
+    def work():
+        for _ in range(1000):
+            acc.live('get', 'virtualmachines')
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert acc.live_calls('get', 'virtualmachines') == 4000

@@ -1,0 +1,68 @@
+import json
+
+from kubernetes.client import exceptions as k8s_exceptions
+
+from sushy_kubevirt.kube import errors
+
+
+def status(code, reason, message, **extra):
+    return json.dumps(dict(kind='Status', apiVersion='v1', status='Failure',
+                           code=code, reason=reason, message=message,
+                           **extra))
+
+
+def test_classes_by_status():
+    for code, cls in ((403, errors.Forbidden), (404, errors.NotFound),
+                      (409, errors.Conflict), (410, errors.Gone),
+                      (422, errors.Invalid), (500, errors.ApiError)):
+        exc = errors.from_response(code, status(code, 'X', 'boom'))
+        assert type(exc) is cls
+        assert exc.status == code
+        assert exc.message == 'boom'
+
+
+def test_failed_json_patch_test_is_conflict():
+    exc = errors.from_response(
+        422, status(422, 'Invalid', 'the server rejected our request due to '
+                    'an error in our request: testing value '
+                    '/metadata/resourceVersion failed: test failed'))
+    assert isinstance(exc, errors.Conflict)
+
+
+def test_plain_text_429_with_retry_after():
+    exc = errors.from_response(
+        429, b'Too many requests, please try again later.\n',
+        {'Retry-After': '3'})
+    assert isinstance(exc, errors.TooManyRequests)
+    assert exc.retry_after == 3.0
+    assert exc.message == 'Too many requests, please try again later.'
+
+
+def test_status_retry_after_seconds():
+    exc = errors.from_status({'code': 429, 'reason': 'TooManyRequests',
+                              'message': 'slow down',
+                              'details': {'retryAfterSeconds': 2}})
+    assert exc.retry_after == 2.0
+
+
+def test_watch_error_event_status():
+    exc = errors.from_status({'kind': 'Status', 'code': 410,
+                              'reason': 'Expired',
+                              'message': 'too old resource version: 1 (5)'})
+    assert isinstance(exc, errors.Gone)
+    assert exc.reason == 'Expired'
+
+
+def test_from_api_exception():
+    api_exc = k8s_exceptions.ApiException(status=404, reason='Not Found')
+    api_exc.body = status(404, 'NotFound', 'vm "x" not found',
+                          details={'name': 'x'})
+    exc = errors.from_exception(api_exc)
+    assert isinstance(exc, errors.NotFound)
+    assert exc.details == {'name': 'x'}
+
+
+def test_api_exception_without_status_is_unavailable():
+    exc = errors.from_exception(
+        k8s_exceptions.ApiException(status=0, reason='SSLError'))
+    assert isinstance(exc, errors.Unavailable)

@@ -1,0 +1,167 @@
+"""Reflector decisions against a scripted fake API (no network)."""
+
+import json
+import threading
+
+import urllib3
+
+from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import reflector
+from sushy_kubevirt.kube import resources
+
+TIMINGS = reflector.Timings(backoff_initial=0.001, backoff_cap=0.002,
+                            watch_timeout=(5, 5), read_timeout=1,
+                            short_watch=0.0)
+
+
+def obj(name, rv):
+    return {'metadata': {'name': name, 'namespace': 'ns',
+                         'resourceVersion': str(rv)}}
+
+
+class Stream:
+    def __init__(self, events=(), error=None):
+        self.events = events
+        self.error = error
+
+    def stream(self, amt, decode_content):
+        for event in self.events:
+            yield json.dumps(event).encode() + b'\n'
+        if self.error:
+            raise self.error
+
+    def shutdown(self):
+        pass
+
+    def close(self):
+        pass
+
+    def release_conn(self):
+        pass
+
+
+class FakeApi:
+    """Answers calls from a script; records them; ends after the script."""
+
+    def __init__(self, script):
+        self.script = list(script)
+        self.calls = []
+        self.done = threading.Event()
+
+    def _next(self, call):
+        self.calls.append(call)
+        if not self.script:
+            self.done.set()
+            raise errors.Unavailable('script over')
+        answer = self.script.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    def list(self, resource, namespace, selector, rv, limit, token):
+        return self._next(('list', rv, limit, token))
+
+    def watch(self, resource, namespace, selector, rv, timeout, read):
+        return self._next(('watch', rv))
+
+
+def page(items, rv, token=None):
+    return {'items': items,
+            'metadata': {'resourceVersion': str(rv), 'continue': token}}
+
+
+def run(script):
+    api = FakeApi(script)
+    seen = []
+    r = reflector.Reflector(
+        api, resources.VM, lambda items, rv: seen.append(('replace', rv)),
+        lambda kind, o: seen.append((kind, o['metadata']['name'])),
+        namespace='ns', timings=TIMINGS)
+    r.start()
+    assert api.done.wait(10)
+    r.stop()
+    assert not r.alive
+    return api.calls, seen
+
+
+def test_clean_close_rewatches_from_last_event_without_relist():
+    calls, seen = run([
+        page([obj('a', 10)], 11),
+        Stream([{'type': 'ADDED', 'object': obj('b', 12)},
+                {'type': 'BOOKMARK', 'object': obj('', 20)}]),
+        Stream([{'type': 'DELETED', 'object': obj('a', 21)}]),
+    ])
+    assert calls[:4] == [('list', None, 500, None), ('watch', '11'),
+                         ('watch', '20'), ('watch', '21')]
+    assert seen == [('replace', '11'), ('ADDED', 'b'), ('DELETED', 'a')]
+
+
+def test_gone_relists_at_last_rv_then_latest():
+    calls, _ = run([
+        page([], 11),
+        Stream([{'type': 'ADDED', 'object': obj('b', 12)},
+                {'type': 'ERROR', 'object': {'kind': 'Status', 'code': 410,
+                                             'reason': 'Expired'}}]),
+        errors.Gone('too old', status=410),
+        page([], 30),
+        Stream(),
+    ])
+    assert calls[:6] == [('list', None, 500, None), ('watch', '11'),
+                         ('list', '12', None, None),
+                         ('list', None, 500, None), ('watch', '30'),
+                         ('watch', '30')]
+
+
+def test_drop_refused_and_429_rewatch_without_relist():
+    calls, _ = run([
+        page([], 11),
+        Stream([{'type': 'ADDED', 'object': obj('b', 12)}],
+               error=urllib3.exceptions.ProtocolError('drop')),
+        errors.Unavailable('refused'),
+        errors.TooManyRequests('slow', status=429, retry_after=0.001),
+        Stream(error=urllib3.exceptions.ReadTimeoutError(None, '', 'x')),
+    ])
+    assert [c[0] for c in calls] == ['list'] + ['watch'] * 5
+    assert {c[1] for c in calls[2:]} == {'12'}
+
+
+def test_forbidden_backs_off_and_relists():
+    calls, _ = run([
+        errors.Forbidden('no', status=403),
+        page([], 11),
+        errors.Forbidden('no', status=403),
+        page([], 12),
+    ])
+    assert [c[0] for c in calls[:5]] == ['list', 'list', 'watch', 'list',
+                                         'watch']
+
+
+def test_paginated_list_and_expired_continue():
+    calls, seen = run([
+        page([obj('a', 1)], 11, token='t1'),
+        errors.Gone('continue expired', status=410),
+        page([obj('a', 1), obj('b', 2)], 12),
+    ])
+    assert calls[:3] == [('list', None, 500, None),
+                         ('list', None, 500, 't1'),
+                         ('list', None, None, None)]
+    assert seen[0] == ('replace', '12')
+
+
+def test_short_empty_watch_is_an_error():
+    errors_seen = []
+
+    class Api(FakeApi):
+        def watch(self, *args):
+            errors_seen.append(type(r.last_error).__name__)
+            return super().watch(*args)
+
+    api = Api([page([], 11), Stream(), Stream()])
+    r = reflector.Reflector(
+        api, resources.VM, lambda *a: None, lambda *a: None,
+        timings=reflector.Timings(backoff_initial=0.001, backoff_cap=0.002,
+                                  short_watch=60))
+    r.start()
+    assert api.done.wait(10)
+    r.stop()
+    assert errors_seen == ['NoneType', '_Retry', '_Retry']
