@@ -7,6 +7,8 @@ script.
 
 import os
 import pprint
+import signal
+import subprocess
 import sys
 import uuid
 
@@ -86,6 +88,7 @@ class Emulator:
                  wrapper=()):
         self.server, self.driver, self.port = server, driver, port
         self.log_path = log_path
+        self.profiled = bool(wrapper)
         self.proc = procs.spawn(
             list(wrapper) + argv(server, driver, config_path, port),
             log_path, env={'SUSHY_EMULATOR_CONFIG': config_path})
@@ -99,4 +102,11 @@ class Emulator:
         return sum(procs.rss_kb(self.proc.pid).values())
 
     def stop(self):
+        if self.profiled and self.proc.poll() is None:
+            # py-spy writes its output when interrupted, then ends the child.
+            os.kill(self.proc.pid, signal.SIGINT)
+            try:
+                self.proc.wait(30)
+            except subprocess.TimeoutExpired:
+                pass
         procs.stop(self.proc)

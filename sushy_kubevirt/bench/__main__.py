@@ -1,0 +1,153 @@
+"""``python -m sushy_kubevirt.bench``: run the benchmarks, print, save."""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from sushy_kubevirt.bench import emulators
+from sushy_kubevirt.bench import imageserver
+from sushy_kubevirt.bench import load
+from sushy_kubevirt.bench import measure
+from sushy_kubevirt.bench import profile
+from sushy_kubevirt.bench import report
+from sushy_kubevirt.bench import runner
+
+FULL_SIZES = (1000, 10000)
+
+
+def _csv(choices):
+    def parse(text):
+        items = tuple(x for x in text.split(',') if x)
+        bad = [x for x in items if x not in choices]
+        if bad:
+            raise argparse.ArgumentTypeError(
+                '%s: choose from %s' % (','.join(bad), ','.join(choices)))
+        return items
+    return parse
+
+
+def _sizes(text):
+    return tuple(int(x) for x in text.split(',') if x)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog='python -m sushy_kubevirt.bench', description=__doc__)
+    add = parser.add_argument
+    add('--vms', type=int, default=50, help='VMs (and fake systems)')
+    add('--namespaces', type=int, default=2)
+    add('--servers', type=_csv(emulators.SERVERS),
+        default=emulators.SERVERS)
+    add('--modes', type=_csv(measure.MODES), default=measure.MODES)
+    add('--workloads', type=_csv(load.WORKLOADS), default=load.WORKLOADS)
+    add('--latency-ms', type=float, default=20.0,
+        help='simulated API latency of the second profile (0: skip it)')
+    add('--max-qps', type=float, default=50.0,
+        help='API server throttling of the second profile')
+    add('--rounds', type=int, default=2,
+        help='Ironic poll rounds over all nodes (ironic, mixed)')
+    add('--seconds', type=float, default=15.0,
+        help='time bound of each workload')
+    add('--parallel', type=int, default=8,
+        help='client threads for ironic and mixed (pr32 uses 20)')
+    add('--keepalive', action='store_true',
+        help='reuse connections (default: Connection: close, as sushy)')
+    add('--calls', type=int, default=10,
+        help='requests per kind when counting API calls (0: skip)')
+    add('--lag-samples', type=int, default=4)
+    add('--warm-deadline', type=float, default=60.0)
+    add('--no-vmedia', action='store_true')
+    add('--scale', type=_sizes, default=(),
+        help='comma-separated VM counts for the scale mode')
+    add('--full', action='store_true',
+        help='also scale to 1,000 and 10,000 VMs and profile')
+    add('--profile', action='store_true',
+        help='profile the warm hot path with py-spy')
+    add('--output', default='bench-results.json')
+    add('--workdir', help='keep configs and logs here (default: temp)')
+    return parser.parse_args(argv)
+
+
+def _plan(args, workdir, image_url):
+    return measure.Plan(
+        workdir=workdir, vms=args.vms, namespaces=args.namespaces,
+        rounds=args.rounds, seconds=args.seconds, parallel=args.parallel,
+        keepalive=args.keepalive, calls_requests=args.calls,
+        lag_samples=args.lag_samples, warm_deadline_s=args.warm_deadline,
+        workloads=args.workloads, image_url=image_url)
+
+
+def _print(title, text):
+    if text:
+        print('\n== %s ==\n%s' % (title, text), flush=True)
+
+
+def run(args, workdir):
+    log = (lambda message: print(message, file=sys.stderr, flush=True))
+    images = None if args.no_vmedia else imageserver.ImageServer()
+    started = time.monotonic()
+    document = {'machine': report.machine(), 'options': vars(args)}
+    try:
+        plan = _plan(args, workdir, images and images.url)
+        profiles = runner.PROFILES[:1]
+        if args.latency_ms:
+            profiles += ((args.latency_ms, args.max_qps or None),)
+        log('side by side: %d VMs in %d namespaces'
+            % (args.vms, args.namespaces))
+        document.update(runner.side_by_side(plan, args.servers, args.modes,
+                                            profiles, log))
+        sizes = args.scale or (FULL_SIZES if args.full else ())
+        if sizes:
+            document['scale'] = runner.scale(plan, sizes, log=log)
+        if args.profile or args.full:
+            if profile.pyspy():
+                raw = os.path.join(workdir, 'profile.txt')
+                runner.hot_path(plan, raw, log=log)
+                document['profile'] = profile.summarize(raw)
+            else:
+                log('py-spy is not installed: no profile')
+    finally:
+        if images:
+            images.stop()
+    document['ratios'] = report.ratios(document['runs'])
+    document['duration_s'] = round(time.monotonic() - started, 1)
+    return document
+
+
+def show(document, workloads):
+    runs = document['runs']
+    _print('latency (ms), throughput (req/s), start-up, RSS',
+           report.runs_table(runs, workloads))
+    _print('Kubernetes API calls per Redfish request',
+           report.calls_table(runs))
+    _print('ratios (throughput)', report.ratios_text(document['ratios']))
+    if document.get('scale'):
+        _print('scale (warm, %s)' % document['scale'][0]['server'],
+               report.scale_table(document['scale']))
+    if document.get('profile'):
+        _print('profile', profile.text(document['profile']))
+    machine = document['machine']
+    print('\n%s CPUs (%s), Python %s; %.0f s' % (
+        machine['nproc'], machine['cpu'], machine['python'],
+        document['duration_s']))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    workdir = args.workdir or tempfile.mkdtemp(prefix='sushy-kubevirt-bench-')
+    os.makedirs(workdir, exist_ok=True)
+    try:
+        document = run(args, workdir)
+        show(document, args.workloads)
+        report.write_json(args.output, document)
+        print('results: %s' % os.path.abspath(args.output))
+    finally:
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == '__main__':
+    main()

@@ -1,0 +1,179 @@
+"""Measure one emulator: start-up, sync, API calls per request, load, RSS."""
+
+import dataclasses
+import json
+import os
+import time
+import typing
+
+from sushy_kubevirt.bench import emulators
+from sushy_kubevirt.bench import lag
+from sushy_kubevirt.bench import load
+from sushy_kubevirt.bench import procs
+from sushy_kubevirt.bench import profile
+from sushy_kubevirt.bench import stats
+
+#: Emulator settings that put this driver on its live-read path.
+LIVE_SETTINGS = {'SUSHY_EMULATOR_KUBEVIRT_CACHE': False}
+MODES = ('warm', 'live', 'fake')
+
+
+@dataclasses.dataclass
+class Plan:
+    workdir: str
+    vms: int = 50
+    namespaces: int = 2
+    rounds: int = 2
+    seconds: float = 15.0
+    parallel: int = 8
+    keepalive: bool = False
+    calls_requests: int = 10
+    lag_samples: int = 4
+    warm_deadline_s: float = 60.0
+    workloads: typing.Tuple[str, ...] = load.WORKLOADS
+    image_url: typing.Optional[str] = None
+    profile: typing.Optional[str] = None
+
+
+def _split(counts):
+    """(per-request calls, background watches) from ``{verb res: n}``."""
+    calls = {k: n for k, n in counts.items() if not k.startswith('watch ')}
+    watches = {k: n for k, n in counts.items() if k.startswith('watch ')}
+    return calls, watches
+
+
+def system_ids(port, timeout=60.0):
+    status, body = procs.http_get(port, '/redfish/v1/Systems', timeout)
+    if status != 200:
+        raise RuntimeError('GET /Systems: %s %s' % (status, body[:300]))
+    return [m['@odata.id'].rstrip('/').rsplit('/', 1)[1]
+            for m in json.loads(body)['Members']]
+
+
+def _wait_listing(port, count, deadline_s):
+    """Seconds until GET /Systems lists ``count`` systems (or None)."""
+    started = time.monotonic()
+    while time.monotonic() - started < deadline_s:
+        try:
+            if len(system_ids(port)) >= count:
+                return time.monotonic() - started
+        except (OSError, RuntimeError, ValueError):
+            pass
+        time.sleep(0.05)
+    return None
+
+
+def _burst(port, ids, requests=16, parallel=8):
+    spec = {'port': port, 'systems': ids, 'workload': 'get_system',
+            'requests': requests, 'parallel': parallel, 'seconds': 30}
+    return load.run(spec)
+
+
+def _wait_warm(port, ids, cluster, deadline_s):
+    """Seconds until two parallel bursts of GETs make no API call."""
+    started, quiet = time.monotonic(), 0
+    while time.monotonic() - started < deadline_s:
+        cluster.counts()
+        _burst(port, ids)
+        calls, _ = _split(cluster.counts())
+        quiet = 0 if calls else quiet + 1
+        if quiet == 2:
+            return time.monotonic() - started
+        time.sleep(0.1)
+    return None
+
+
+def _calls(plan, port, ids, cluster):
+    """API calls per Redfish request, one request kind at a time."""
+    kinds = ['list_systems', 'get_system', 'get_secureboot', 'poll',
+             'reset', 'boot_patch'] + (['vmedia'] if plan.image_url else [])
+    result = {}
+    for kind in kinds:
+        cluster.counts()
+        out = load.run({'port': port, 'systems': ids, 'workload': kind,
+                        'requests': plan.calls_requests, 'parallel': 1,
+                        'seconds': plan.seconds,
+                        'image_url': plan.image_url})
+        calls, watches = _split(cluster.counts())
+        done = out['total']['requests']
+        if kind == 'poll':
+            done //= 5
+        result[kind] = {'requests': done,
+                        'errors': out['total']['errors'],
+                        'total': round(sum(calls.values()) / done, 3)
+                        if done else None,
+                        'by_call': stats.per_request(calls, done),
+                        'watches': watches,
+                        'failures': out['failures']}
+    return result
+
+
+def _workload(plan, name, port, ids, cluster):
+    requests = 100 if name == 'pr32' else plan.rounds * 5 * len(ids)
+    spec = {'port': port, 'systems': ids, 'workload': name,
+            'requests': requests, 'seconds': plan.seconds,
+            'parallel': 20 if name == 'pr32' else plan.parallel,
+            'keepalive': plan.keepalive, 'image_url': plan.image_url}
+    if cluster:
+        cluster.counts()
+    result = load.spawn_run(spec)
+    if cluster:
+        calls, watches = _split(cluster.counts())
+        done = result['total']['requests']
+        result['api_calls_per_request'] = (
+            round(sum(calls.values()) / done, 3) if done else None)
+        result['api_calls'] = calls
+    return result
+
+
+def _vmedia_available(port, system_id):
+    path = '/redfish/v1/Systems/%s/VirtualMedia/Cd' % system_id
+    return procs.http_get(port, path)[0] == 200
+
+
+def measure(plan, server, mode, cluster=None):
+    """Start one emulator, measure it, stop it; return the figures."""
+    driver = 'fake' if mode == 'fake' else 'kubevirt'
+    port = procs.free_port()
+    name = '%s-%s-%s' % (server, mode, port)
+    config = emulators.write_config(
+        os.path.join(plan.workdir, name + '.conf'), port, driver,
+        systems=plan.vms,
+        kubeconfig=cluster and cluster.kubeconfig,
+        namespaces=cluster and cluster.namespace_names,
+        extra=LIVE_SETTINGS if mode == 'live' else None)
+    wrapper = profile.wrapper(plan.profile) if plan.profile else ()
+    started = time.monotonic()
+    emu = emulators.Emulator(server, driver, config, port,
+                             os.path.join(plan.workdir, name + '.log'),
+                             wrapper)
+    result = {'server': server, 'mode': mode, 'vms': plan.vms,
+              'latency_ms': cluster.latency_ms if cluster else 0,
+              'max_qps': cluster.max_qps if cluster else None}
+    try:
+        emu.wait_ready()
+        result['start_s'] = round(time.monotonic() - started, 3)
+        result['rss_idle_kb'] = emu.rss_kb()
+        listed = _wait_listing(port, plan.vms, plan.warm_deadline_s)
+        result['ready_s'] = listed and round(listed + result['start_s'], 3)
+        ids = system_ids(port)
+        if mode == 'warm':
+            warm = _wait_warm(port, ids, cluster, plan.warm_deadline_s)
+            result['warm_s'] = warm and round(warm, 3)
+        result['rss_kb'] = emu.rss_kb()
+        media = plan.image_url and _vmedia_available(port, ids[0])
+        plan = dataclasses.replace(plan,
+                                   image_url=plan.image_url if media else None)
+        result['vmedia'] = bool(media)
+        if cluster and plan.calls_requests:
+            result['calls'] = _calls(plan, port, ids, cluster)
+        result['workloads'] = {name: _workload(plan, name, port, ids, cluster)
+                               for name in plan.workloads}
+        if cluster and plan.lag_samples:
+            result['lag_s'] = lag.measure(port, cluster.kubeconfig,
+                                          cluster.namespace_names, ids[0],
+                                          plan.lag_samples)
+        result['rss_end_kb'] = emu.rss_kb()
+    finally:
+        emu.stop()
+    return result

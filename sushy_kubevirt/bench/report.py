@@ -1,0 +1,148 @@
+"""Tables, ratios and the JSON file of a benchmark run."""
+
+import json
+import os
+import platform
+
+from sushy_kubevirt.bench import stats
+
+
+def machine():
+    """Where the figures came from."""
+    model = None
+    try:
+        with open('/proc/cpuinfo') as cpuinfo:
+            for line in cpuinfo:
+                if line.startswith('model name'):
+                    model = line.split(':', 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return {'nproc': os.cpu_count(), 'cpu': model,
+            'python': platform.python_version(),
+            'platform': platform.platform()}
+
+
+def _fmt(value, digits=1):
+    if value is None:
+        return '-'
+    if isinstance(value, float):
+        return '%.*f' % (digits, value)
+    return str(value)
+
+
+def table(headers, rows):
+    """A plain-text table, columns sized to fit."""
+    cells = [[_fmt(c) for c in row] for row in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) if cells else len(h)
+              for i, h in enumerate(headers)]
+    line = '  '.join('%%-%ds' % w for w in widths)
+    out = [line % tuple(headers), line % tuple('-' * w for w in widths)]
+    out += [line % tuple(r) for r in cells]
+    return '\n'.join(out)
+
+
+def _profile(run):
+    if run['mode'] == 'fake':
+        return 'none'
+    return '%d ms%s' % (run['latency_ms'], ', %s qps' % run['max_qps']
+                        if run['max_qps'] else '')
+
+
+def _load(run, workload):
+    result = run.get('workloads', {}).get(workload)
+    if not result:
+        return ['-'] * 5
+    total = result['total']
+    return [total['p50_ms'], total['p95_ms'], total['p99_ms'], total['rps'],
+            total['errors']]
+
+
+def runs_table(runs, workloads):
+    headers = ['api', 'server', 'mode', 'ready s', 'warm s', 'RSS MB']
+    for workload in workloads:
+        headers += ['%s p50' % workload, 'p95', 'p99', 'req/s', 'err']
+    headers += ['lag ms']
+    rows = []
+    for run in runs:
+        lags = sorted(x for x in run.get('lag_s') or () if x is not None)
+        row = [_profile(run), run['server'], run['mode'], run.get('ready_s'),
+               run.get('warm_s'), run.get('rss_kb', 0) / 1024.0]
+        for workload in workloads:
+            row += _load(run, workload)
+        row.append(stats.percentile(lags, 0.5) * 1000.0 if lags else None)
+        rows.append(row)
+    return table(headers, rows)
+
+
+def calls_table(runs):
+    """API calls per Redfish request kind, one column per driver run."""
+    runs = [r for r in runs if r.get('calls')]
+    if not runs:
+        return ''
+    kinds = list(runs[0]['calls'])
+    headers = ['request'] + ['%s %s %s' % (r['server'][:4], r['mode'],
+                                           _profile(r)) for r in runs]
+    rows = []
+    for kind in kinds:
+        rows.append([kind] + [(r['calls'].get(kind) or {}).get('total')
+                              for r in runs])
+    for workload in ('pr32', 'ironic', 'mixed'):
+        rows.append([workload] + [
+            r['workloads'].get(workload, {}).get('api_calls_per_request')
+            for r in runs])
+    return table(headers, rows)
+
+
+def _rps(run, workload):
+    return (run.get('workloads', {}).get(workload) or {}).get(
+        'total', {}).get('rps')
+
+
+def ratios(runs, workloads=('ironic', 'pr32')):
+    """warm / fake and warm / live throughput per server and API profile."""
+    found = {}
+    fake = {r['server']: r for r in runs if r['mode'] == 'fake'}
+    for warm in (r for r in runs if r['mode'] == 'warm'):
+        key = '%s, %s' % (warm['server'], _profile(warm))
+        live = [r for r in runs if r['mode'] == 'live'
+                and r['server'] == warm['server']
+                and r['latency_ms'] == warm['latency_ms']]
+        for workload in workloads:
+            entry = found.setdefault(key, {})
+            if warm['server'] in fake:
+                entry['warm/fake %s' % workload] = stats.ratio(
+                    _rps(warm, workload), _rps(fake[warm['server']],
+                                               workload))
+            if live:
+                entry['warm/live %s' % workload] = stats.ratio(
+                    _rps(warm, workload), _rps(live[0], workload))
+    return found
+
+
+def ratios_text(found):
+    lines = []
+    for key, entry in found.items():
+        lines.append('%s: %s' % (key, ', '.join(
+            '%s = %s' % (k, _fmt(v, 2)) for k, v in entry.items())))
+    return '\n'.join(lines)
+
+
+def scale_table(results):
+    headers = ['VMs', 'ns', 'seed s', 'ready s', 'sync s', 'RSS idle MB',
+               'RSS MB', 'KB/VM', 'GET p50', 'p95', 'p99', 'req/s']
+    rows = []
+    for r in results:
+        per_vm = (r.get('rss_kb', 0) - r.get('rss_idle_kb', 0)) / r['vms']
+        total = r['workloads']['pr32']['total']
+        rows.append([r['vms'], r['namespaces'], r['seed_s'], r['ready_s'],
+                     r.get('warm_s'), r['rss_idle_kb'] / 1024.0,
+                     r['rss_kb'] / 1024.0, per_vm, total['p50_ms'],
+                     total['p95_ms'], total['p99_ms'], total['rps']])
+    return table(headers, rows)
+
+
+def write_json(path, document):
+    with open(path, 'w') as out:
+        json.dump(document, out, indent=2, sort_keys=True)
+        out.write('\n')

@@ -1,0 +1,82 @@
+"""What one ``python -m sushy_kubevirt.bench`` run measures, in order."""
+
+import dataclasses
+
+from sushy_kubevirt.bench import cluster as cluster_mod
+from sushy_kubevirt.bench import measure
+
+#: (simulated API latency in ms, API server max QPS): unthrottled, then
+#: 20 ms with APF-style throttling.
+PROFILES = ((0, None), (20, 50))
+
+
+def _with_cluster(plan, latency_ms, max_qps, body):
+    cluster = cluster_mod.Cluster(plan.workdir, plan.vms, plan.namespaces,
+                                  latency_ms, max_qps)
+    try:
+        return body(cluster)
+    finally:
+        cluster.stop()
+
+
+def side_by_side(plan, servers, modes, profiles=PROFILES, log=print):
+    """Every (profile, server, mode) of this driver, then the fake floor.
+
+    The fake driver makes no API call, so it runs once per server; its
+    figures stand for every latency profile.
+    """
+    clusters, runs = [], []
+
+    def run(server, mode, cluster=None):
+        log('  %s %s (%s ms)' % (server, mode,
+                                 cluster.latency_ms if cluster else '-'))
+        runs.append(measure.measure(plan, server, mode, cluster))
+
+    kube_modes = [m for m in modes if m != 'fake']
+    for latency_ms, max_qps in profiles:
+        if not kube_modes:
+            break
+
+        def body(cluster):
+            clusters.append({
+                'vms': cluster.vms, 'namespaces': cluster.namespaces,
+                'latency_ms': latency_ms, 'max_qps': max_qps,
+                'seed_s': round(cluster.seed_s, 3)})
+            for server in servers:
+                for mode in kube_modes:
+                    run(server, mode, cluster)
+        _with_cluster(plan, latency_ms, max_qps, body)
+    if 'fake' in modes:
+        for server in servers:
+            run(server, 'fake')
+    return {'clusters': clusters, 'runs': runs}
+
+
+def scale(plan, sizes, server='devserver', log=print):
+    """Sync time, RSS per VM and GET latency of the warm driver at sizes."""
+    results = []
+    for vms in sizes:
+        namespaces = max(1, vms // 1000)
+        sized = dataclasses.replace(plan, vms=vms, namespaces=namespaces,
+                                    workloads=('pr32',), lag_samples=0,
+                                    calls_requests=0)
+        log('  scale %d VMs in %d namespaces' % (vms, namespaces))
+
+        def body(cluster):
+            result = measure.measure(sized, server, 'warm', cluster)
+            result['seed_s'] = round(cluster.seed_s, 3)
+            result['namespaces'] = namespaces
+            return result
+        results.append(_with_cluster(sized, 0, None, body))
+    return results
+
+
+def hot_path(plan, output, server='devserver', log=print):
+    """Profile the warm driver under Ironic's poll; return the raw path."""
+    log('  profile %s warm under the ironic poll' % server)
+    profiled = dataclasses.replace(plan, workloads=('ironic',), rounds=8,
+                                   lag_samples=0, calls_requests=0,
+                                   profile=output)
+    return _with_cluster(
+        profiled, 0, None,
+        lambda cluster: measure.measure(profiled, server, 'warm', cluster))
