@@ -1,0 +1,210 @@
+"""A kube-apiserver + KubeVirt + CDI simulator on 127.0.0.1.
+
+``Simulator`` owns the store, the HTTP API server, fault injection, the
+request log and the authorizer; ``kubevirt``, ``cdi`` and ``objects``
+(when present) install controllers, subresources and seed objects.
+"""
+
+import importlib
+import importlib.util
+import logging
+import threading
+import time
+
+from sushy_kubevirt.simulator import apiserver
+from sushy_kubevirt.simulator import auth
+from sushy_kubevirt.simulator import faults
+from sushy_kubevirt.simulator import kubeconfig
+from sushy_kubevirt.simulator import requestlog
+from sushy_kubevirt.simulator import store as storemod
+
+LOG = logging.getLogger(__name__)
+
+ResourceType = storemod.ResourceType
+
+NAMESPACES = ResourceType('', 'v1', 'namespaces', 'Namespace',
+                          namespaced=False, short_names=('ns',))
+SECRETS = ResourceType('', 'v1', 'secrets', 'Secret',
+                       status_subresource=False)
+CONFIGMAPS = ResourceType('', 'v1', 'configmaps', 'ConfigMap',
+                          status_subresource=False, short_names=('cm',))
+PVCS = ResourceType('', 'v1', 'persistentvolumeclaims',
+                    'PersistentVolumeClaim', short_names=('pvc',))
+PVS = ResourceType('', 'v1', 'persistentvolumes', 'PersistentVolume',
+                   namespaced=False, short_names=('pv',))
+EVENTS = ResourceType('', 'v1', 'events', 'Event',
+                      status_subresource=False, short_names=('ev',))
+STORAGECLASSES = ResourceType('storage.k8s.io', 'v1', 'storageclasses',
+                              'StorageClass', namespaced=False,
+                              status_subresource=False, short_names=('sc',))
+CORE_RESOURCES = (NAMESPACES, SECRETS, CONFIGMAPS, PVCS, PVS, EVENTS,
+                  STORAGECLASSES)
+ADMIN_TOKEN = 'sushy-kubevirt-admin'
+
+
+class Simulator:
+    """A simulated cluster serving the Kubernetes API over HTTP."""
+
+    def __init__(self, *, host='127.0.0.1', port=0, vms=0, namespaces=1,
+                 time_scale=1.0, stage_delays=None, latency_ms=0,
+                 max_qps=None, max_inflight=None, history_size=10_000,
+                 bookmark_interval=60.0, min_request_timeout=1800.0,
+                 token=ADMIN_TOKEN, seed=None, start_rv=1_000_000,
+                 too_large_wait=3.0, watchlist_enabled=True,
+                 watch_backlog_limit=None, install=True):
+        self.host = host
+        self.vms = vms
+        self.namespaces = namespaces
+        self.time_scale = time_scale
+        self.stage_delays = dict(stage_delays or {})
+        self.bookmark_interval = bookmark_interval
+        self.min_request_timeout = min_request_timeout
+        self.too_large_wait = too_large_wait
+        self.watchlist_enabled = watchlist_enabled
+        self.token = token
+        self.seed = seed
+        self.install = install
+        self.store = storemod.Store(start_rv=start_rv,
+                                    history_size=history_size,
+                                    watch_backlog_limit=watch_backlog_limit)
+        self.faults = faults.Faults(latency_ms=latency_ms, max_qps=max_qps,
+                                    max_inflight=max_inflight)
+        self.request_log = requestlog.RequestLog()
+        self.authz = auth.Authorizer(token)
+        self.admission = {}
+        self.subresources = {}
+        self.components = {}
+        self._api = apiserver.ApiServer(self, host, port)
+        self._lock = threading.Lock()
+        self._started = False
+        self._reopen = None
+        for rt in CORE_RESOURCES:
+            self.store.register(rt)
+
+    # -- extension points ---------------------------------------------------
+
+    def register(self, rt):
+        """Serve another resource type."""
+        self.store.register(rt)
+
+    def register_admission(self, rt, fn):
+        """``fn(operation, new, old, user)`` on API CREATE/UPDATE."""
+        self.admission.setdefault(rt.key, []).append(fn)
+
+    def register_subresource(self, group_version, plural, action, fn):
+        """Serve PUT .../namespaces/{ns}/{plural}/{name}/{action}."""
+        self.subresources[(group_version, plural, action)] = fn
+
+    # -- lifecycle ----------------------------------------------------------
+
+    @property
+    def port(self):
+        return self._api.port
+
+    @property
+    def url(self):
+        return 'http://%s:%d' % (self.host, self._api.port)
+
+    def start(self):
+        """Bind, serve, install KubeVirt/CDI and seed objects."""
+        with self._lock:
+            if self._started:
+                return self
+            self._started = True
+        self._api.start()
+        if self.install:
+            self._install()
+        if self.store.try_get(NAMESPACES, None, 'default') is None:
+            self.store.create(NAMESPACES, {'metadata': {'name': 'default'},
+                                           'status': {'phase': 'Active'}})
+        return self
+
+    def _install(self):
+        for name in ('kubevirt', 'cdi'):
+            module = _optional('sushy_kubevirt.simulator.' + name)
+            if module is not None:
+                self.components[name] = module.install(self)
+        objects = _optional('sushy_kubevirt.simulator.objects')
+        if objects is not None:
+            objects.seed(self, self.vms, self.namespaces)
+        elif self.vms:
+            LOG.warning('simulator objects module missing: no VMs seeded')
+
+    def stop(self):
+        """Close every watch and socket and stop controllers."""
+        with self._lock:
+            if not self._started:
+                return
+            self._started = False
+            reopen, self._reopen = self._reopen, None
+        if reopen is not None:
+            reopen.cancel()
+        for component in self.components.values():
+            stop = getattr(component, 'stop', None)
+            if stop is not None:
+                stop()
+        self.components = {}
+        self._api.stop()
+
+    def restart_api(self, down_seconds=0.0):
+        """Restart the API server: cut every connection and watch.
+
+        Connections are refused for ``down_seconds``, then the server
+        listens again on the same port. Returns a ``threading.Event``
+        set once the server listens again.
+        """
+        back = threading.Event()
+        self._api.stop()
+        if down_seconds <= 0:
+            self._api.start()
+            back.set()
+            return back
+
+        def reopen():
+            with self._lock:
+                if not self._started:
+                    return
+                self._reopen = None
+            self._api.start()
+            back.set()
+        timer = threading.Timer(down_seconds, reopen)
+        timer.daemon = True
+        self._reopen = timer
+        timer.start()
+        return back
+
+    def write_kubeconfig(self, path, *, user_token=None,
+                         namespace='default'):
+        """Write a kubeconfig for this simulator; return its path."""
+        return kubeconfig.write(path, self.url, user_token or self.token,
+                                namespace)
+
+    def wait_for(self, predicate, timeout=10.0, interval=0.02):
+        """Poll ``predicate()`` until true; return its value or raise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() >= deadline:
+                raise TimeoutError('condition not met in %.1fs' % timeout)
+            time.sleep(interval)
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+def _optional(name):
+    """Import a sibling module if it exists (it may not be written yet)."""
+    if importlib.util.find_spec(name) is None:
+        LOG.warning('simulator component %s not present; skipped', name)
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError as exc:
+        LOG.warning('simulator component %s not importable (%s); skipped',
+                    name, exc)
+        return None

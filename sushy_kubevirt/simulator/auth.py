@@ -1,0 +1,62 @@
+"""Bearer-token authentication and a first-match authorization table."""
+
+import fnmatch
+import threading
+
+from sushy_kubevirt.simulator import status as st
+
+
+class Authorizer:
+    """Tokens map to user names; rules decide (verb, namespace, resource).
+
+    ``resource`` is ``plural`` or ``plural/subresource``; every rule field
+    is an fnmatch pattern ('*' by default). The first matching rule wins;
+    without a match ``default_allow`` decides (True: everyone is admin).
+    """
+
+    def __init__(self, admin_token, admin_user='admin'):
+        self._lock = threading.Lock()
+        self.tokens = {admin_token: admin_user}
+        self.rules = []
+        self.default_allow = True
+
+    def add_token(self, token, user):
+        with self._lock:
+            self.tokens[token] = user
+
+    def authenticate(self, header):
+        """User name for an ``Authorization`` header; 401 otherwise."""
+        scheme, _, token = (header or '').partition(' ')
+        user = self.tokens.get(token.strip()) \
+            if scheme.lower() == 'bearer' else None
+        if user is None:
+            raise st.unauthorized()
+        return user
+
+    def _add(self, allow, user, verb, namespace, resource, group):
+        with self._lock:
+            self.rules.append((allow, user, verb, namespace, resource,
+                               group))
+
+    def allow(self, user='*', verb='*', namespace='*', resource='*',
+              group='*'):
+        self._add(True, user, verb, namespace, resource, group)
+
+    def deny(self, user='*', verb='*', namespace='*', resource='*',
+             group='*'):
+        self._add(False, user, verb, namespace, resource, group)
+
+    def clear(self):
+        with self._lock:
+            self.rules = []
+            self.default_allow = True
+
+    def authorized(self, user, verb, namespace, resource, group=''):
+        subject = (user, verb, namespace or '', resource, group)
+        with self._lock:
+            rules = list(self.rules)
+        for allow, *patterns in rules:
+            if all(fnmatch.fnmatchcase(value, pattern)
+                   for value, pattern in zip(subject, patterns)):
+                return allow
+        return self.default_allow

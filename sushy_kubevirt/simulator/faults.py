@@ -1,0 +1,173 @@
+"""Fault injection rules, matched on method, path and query.
+
+Each rule fires ``times`` times (None: until removed). Request-level
+actions (forced status, latency) apply before the request is handled;
+stream actions (in-stream ERROR, drop, stall, early close) shape a watch.
+APF-style throttling answers 429 above ``max_qps`` or ``max_inflight``.
+"""
+
+import dataclasses
+import re
+import threading
+import time
+
+from sushy_kubevirt.simulator import status as st
+
+STREAM_ACTIONS = ('watch_error', 'drop', 'stall', 'close')
+
+
+@dataclasses.dataclass
+class Rule:
+    action: str
+    method: str = None
+    path: str = None
+    query: dict = None
+    times: int = 1
+    params: dict = dataclasses.field(default_factory=dict)
+    hits: int = 0
+
+    def matches(self, method, path, query):
+        if self.method and self.method.upper() != method:
+            return False
+        if self.path and not re.search(self.path, path):
+            return False
+        for key, want in (self.query or {}).items():
+            if key not in query or (want is not None and
+                                    str(want) != query[key]):
+                return False
+        return True
+
+
+class Faults:
+    """The fault table of one simulator (thread-safe)."""
+
+    def __init__(self, latency_ms=0, max_qps=None, max_inflight=None):
+        self._lock = threading.Lock()
+        self._rules = []
+        self.latency_ms = latency_ms
+        self.max_qps = max_qps
+        self.max_inflight = max_inflight
+        self._inflight = 0
+        self._tokens = None
+        self._refilled = time.monotonic()
+
+    # -- scripting --------------------------------------------------------
+
+    def add(self, action, *, method=None, path=None, query=None, times=1,
+            **params):
+        rule = Rule(action, method, path, query, times, params)
+        with self._lock:
+            self._rules.append(rule)
+        return rule
+
+    def status(self, code, *, message=None, retry_after=None, **match):
+        """Answer ``code`` (a kube Status; 429 as APF plain text)."""
+        return self.add('status', code=code, message=message,
+                        retry_after=retry_after, **match)
+
+    def latency(self, seconds, **match):
+        """Delay matching requests by ``seconds`` before answering."""
+        match.setdefault('times', None)
+        return self.add('latency', seconds=seconds, **match)
+
+    def event_delay(self, seconds, **match):
+        """Delay every event of matching watches by ``seconds``."""
+        return self.add('event_delay', seconds=seconds, **match)
+
+    def watch_error(self, code=410, *, after=0, message=None, **match):
+        """Send an ERROR event with ``code`` after ``after`` events."""
+        return self.add('watch_error', code=code, after=after,
+                        message=message, **match)
+
+    def drop(self, *, after=0, partial=True, **match):
+        """Cut the connection (SHUT_RDWR) after ``after`` events.
+
+        With ``partial`` the cut happens inside a chunk.
+        """
+        return self.add('drop', after=after, partial=partial, **match)
+
+    def stall(self, *, seconds=None, **match):
+        """Send headers, then nothing for ``seconds`` (None: forever)."""
+        return self.add('stall', seconds=seconds, **match)
+
+    def close(self, *, after=0, **match):
+        """End matching watches cleanly after ``after`` events."""
+        return self.add('close', after=after, **match)
+
+    def remove(self, rule):
+        with self._lock:
+            if rule in self._rules:
+                self._rules.remove(rule)
+
+    def clear(self):
+        with self._lock:
+            self._rules = []
+
+    # -- evaluation -------------------------------------------------------
+
+    def take(self, method, path, query, actions):
+        """Consume and return the first matching rule per action."""
+        found = {}
+        with self._lock:
+            for rule in list(self._rules):
+                if rule.action in actions and rule.action not in found \
+                        and rule.matches(method, path, query):
+                    rule.hits += 1
+                    found[rule.action] = rule
+                    if rule.times is not None:
+                        rule.times -= 1
+                        if rule.times <= 0:
+                            self._rules.remove(rule)
+        return found
+
+    def before(self, method, path, query):
+        """Latency then forced status for a request (raises ApiError)."""
+        found = self.take(method, path, query, ('latency', 'status'))
+        delay = self.latency_ms / 1000.0
+        if 'latency' in found:
+            delay += found['latency'].params['seconds']
+        if delay > 0:
+            time.sleep(delay)
+        rule = found.get('status')
+        if rule:
+            params = rule.params
+            if params['code'] == 429:
+                raise st.too_many_requests(params['retry_after'] or 1)
+            error = st.from_code(params['code'], params['message'])
+            if params['retry_after'] is not None:
+                error.headers['Retry-After'] = str(params['retry_after'])
+            raise error
+
+    def stream_plan(self, method, path, query):
+        """Stream actions for a watch: ``{action: params}``."""
+        found = self.take(method, path, query,
+                          STREAM_ACTIONS + ('event_delay',))
+        return {action: rule.params for action, rule in found.items()}
+
+    def admit(self, long_running):
+        """APF: 429 above the rate or concurrency; returns a release fn."""
+        with self._lock:
+            if self.max_qps:
+                now = time.monotonic()
+                burst = max(1.0, float(self.max_qps))
+                if self._tokens is None:
+                    self._tokens = burst
+                self._tokens = min(burst, self._tokens +
+                                   (now - self._refilled) * self.max_qps)
+                self._refilled = now
+                if self._tokens < 1.0:
+                    raise st.too_many_requests(1)
+                self._tokens -= 1.0
+            if long_running:
+                return lambda: None
+            if self.max_inflight and self._inflight >= self.max_inflight:
+                raise st.too_many_requests(1)
+            self._inflight += 1
+        released = []
+
+        def release():
+            if not released:
+                released.append(True)
+                with self._lock:
+                    self._inflight -= 1
+        return release

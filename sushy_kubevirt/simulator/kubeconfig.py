@@ -1,0 +1,37 @@
+"""Write a kubeconfig pointing at the simulator (token user)."""
+
+import os
+
+TEMPLATE = """apiVersion: v1
+kind: Config
+clusters:
+- name: sushy-kubevirt-sim
+  cluster:
+    server: {server}
+users:
+- name: {user}
+  user:
+    token: {token}
+contexts:
+- name: sushy-kubevirt-sim
+  context:
+    cluster: sushy-kubevirt-sim
+    user: {user}
+    namespace: {namespace}
+current-context: sushy-kubevirt-sim
+preferences: {{}}
+"""
+
+
+def render(server, token, namespace='default', user='sim-user'):
+    return TEMPLATE.format(server=server, token=token, namespace=namespace,
+                           user=user)
+
+
+def write(path, server, token, namespace='default', user='sim-user'):
+    """Write the kubeconfig (mode 0600) and return its path."""
+    path = os.fspath(path)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, 'w') as stream:
+        stream.write(render(server, token, namespace, user))
+    return path
