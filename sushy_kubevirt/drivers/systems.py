@@ -1,32 +1,288 @@
-"""placeholder"""
+"""sushy-tools systems driver for KubeVirt VirtualMachines.
+
+Thin: every method joins cached reads of the process-wide
+:class:`~sushy_kubevirt.kube.cluster.Cluster` with the pure functions of
+:mod:`sushy_kubevirt.kubevirt`, and writes through a guarded JSON patch
+(:func:`~sushy_kubevirt.kube.writes.guarded_patch`) or a KubeVirt
+subresource. Reads cost no API call once the watch cache has synced.
+"""
+
+import threading
+
+import flask
 from sushy_tools.emulator.resources.systems import base
+from sushy_tools import error
+
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import bootonce
+from sushy_kubevirt.drivers import errors
+from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.kube import errors as kube_errors
+from sushy_kubevirt.kube import writes
+from sushy_kubevirt.kubevirt import bios
+from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import firmware
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.kubevirt import inventory
+from sushy_kubevirt.kubevirt import power
+from sushy_kubevirt import routes
+
+HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
+VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
+DISABLED = 'Disabled'
+# A VMI uid no VMI has: makes kubevirt.boot treat a pending Once as used.
+_NO_VMI = {'metadata': {'uid': 'sushy-kubevirt-cancelled'}}
+
+_clusters = {}
+_clusters_lock = threading.Lock()
+
+
+def shared_cluster(settings, datavolumes, logger):
+    """The process-wide Cluster for these settings (made on first use)."""
+    with _clusters_lock:
+        key = (settings, datavolumes)
+        if key not in _clusters:
+            cluster = cluster_mod.Cluster(settings, datavolumes=datavolumes)
+            cluster.add_vmi_handler(bootonce.Restorer(cluster, logger))
+            _clusters[key] = cluster
+        return _clusters[key]
 
 
 class KubeVirtDriver(base.AbstractSystemsDriver):
+    """Redfish Systems backed by KubeVirt VirtualMachines."""
+
     @classmethod
-    def initialize(cls, cfg, logger, *args, **kwargs):
-        super().initialize(cfg, logger)
-        cls._settings = config.load(cfg)
+    def initialize(cls, config_, logger, *args, **kwargs):
+        """Check the ``SUSHY_EMULATOR_KUBEVIRT_*`` settings (no I/O).
+
+        :raises sushy_kubevirt.config.ConfigError: naming the key.
+        """
+        super().initialize(config_, logger)
+        cls._settings = config.load(config_)
         return cls
 
-    driver = '<kubevirt>'
-    systems = []
+    def __init__(self):
+        self._cluster = None
+        self._lookup = None
 
-    def uuid(self, identity):
-        pass
+    @property
+    def driver(self):
+        return '<kubevirt>'
 
-    def name(self, identity):
-        pass
+    @property
+    def cluster(self):
+        """The process-wide Cluster; nothing connects before first use."""
+        if self._cluster is None:
+            self._cluster = shared_cluster(
+                self._settings, self._config.get(VMEDIA_KEY) == 'kubevirt',
+                self._logger)
+        return self._cluster
 
-    def get_power_state(self, identity):
-        pass
+    def _locate(self, ident):
+        if self._lookup is None:
+            self._lookup = lookup.Lookup(self.cluster, self._logger)
+        return self._lookup.locate(ident)
 
-    def set_power_state(self, identity, state):
-        pass
+    def _vm(self, ident):
+        namespace, name = self._locate(ident)
+        vm = self.cluster.get_vm(namespace, name)
+        if vm is None:
+            raise error.NotFound('System %s not found' % ident)
+        return vm
 
-    def get_boot_device(self, identity):
-        pass
+    def _vmi(self, vm):
+        return self.cluster.get_vmi(*identity.key(vm))
 
-    def set_boot_device(self, identity, boot_source):
-        pass
+    def _patch(self, ident, build_ops):
+        namespace, name = self._locate(ident)
+        writes.guarded_patch(self.cluster, namespace, name, build_ops)
+
+    # extensions used by sushy_kubevirt.plugin / routes
+
+    @errors.translate
+    def check(self):
+        """Check the cluster and namespaces can be read (start-up)."""
+        self.cluster.validate()
+
+    def metrics_text(self):
+        """Prometheus text: cache reads and API calls by verb/resource."""
+        return self.cluster.accounting.render()
+
+    # identity
+
+    @property
+    @errors.translate
+    def systems(self):
+        if self._lookup is None:
+            self._lookup = lookup.Lookup(self.cluster, self._logger)
+        return self._lookup.systems()
+
+    @errors.translate
+    def uuid(self, identity_):
+        return identity.firmware_uuid(self._vm(identity_))
+
+    @errors.translate
+    def name(self, identity_):
+        return identity.key(self._vm(identity_))[1]
+
+    # power
+
+    @errors.translate
+    def get_power_state(self, identity_):
+        vm = self._vm(identity_)
+        return power.power_state(vm, self._vmi(vm))
+
+    @errors.translate
+    def set_power_state(self, identity_, state):
+        vm = self._vm(identity_)
+        namespace, name = identity.key(vm)
+        for call in power.reset_plan(state, vm, self._vmi(vm)):
+            try:
+                self._perform(namespace, name, call)
+            except kube_errors.Conflict as exc:
+                raise errors.busy('Cannot %s now: %s' % (state, exc))
+
+    def _perform(self, namespace, name, call):
+        if call.action == 'patch':
+            writes.guarded_patch(
+                self.cluster, namespace, name,
+                lambda vm: call.body if power.run_strategy(vm) == 'Once'
+                else [])
+        elif call.target == 'vm':
+            self.cluster.vm_subresource(namespace, name, call.action,
+                                        call.body)
+        else:
+            self.cluster.vmi_subresource(namespace, name, call.action,
+                                         call.body)
+
+    # boot device
+
+    @errors.translate
+    def get_boot_device(self, identity_):
+        return boot.boot_device(self._vm(identity_))
+
+    @errors.translate
+    def get_boot_source_override_enabled(self, identity_):
+        """'Once' while a one-time boot is pending, else 'Continuous'."""
+        return boot.override_enabled(self._vm(identity_))
+
+    @errors.translate
+    def set_boot_device(self, identity_, boot_source):
+        """Set the boot target, once or persistently.
+
+        ``BootSourceOverrideEnabled`` comes from the PATCH
+        (:func:`sushy_kubevirt.routes.requested_boot_override`). Once:
+        one-time boot. Continuous: persistent (clears a pending Once).
+        Disabled: cancels a pending Once; the target must then be the
+        current one. Not given: a pending Once stays a Once.
+        """
+        enabled = routes.requested_boot_override()
+        vm = self._vm(identity_)
+        if enabled == DISABLED:
+            if boot_source != boot.boot_device(vm):
+                raise error.BadRequest(
+                    'BootSourceOverrideTarget cannot be changed together '
+                    'with BootSourceOverrideEnabled Disabled')
+            self._patch(identity_, lambda vm: boot.restore_once_ops(
+                vm, _NO_VMI))
+            return
+        if enabled is None:
+            enabled = boot.override_enabled(vm)
+        if enabled == boot.ONCE:
+            uid = fields.get(self._vmi(vm), 'metadata', 'uid')
+            self._patch(identity_, lambda vm: boot.boot_once_ops(
+                vm, boot_source, uid))
+        else:
+            self._patch(identity_, lambda vm: boot.continuous_ops(
+                vm, boot_source))
+
+    @errors.translate
+    def get_http_boot_uri(self, identity_):
+        return fields.annotation(self._vm(identity_),
+                                 HTTP_BOOT_URI_ANNOTATION)
+
+    @errors.translate
+    def set_http_boot_uri(self, uri):
+        """Store ``uri`` on the VM of the current request (None: remove)."""
+        ident = flask.request.view_args['identity']
+        if uri is None:
+            self._patch(ident, lambda vm: fields.remove_annotation_ops(
+                vm, HTTP_BOOT_URI_ANNOTATION))
+        else:
+            self._patch(ident, lambda vm: fields.annotation_ops(
+                vm, HTTP_BOOT_URI_ANNOTATION, str(uri)))
+
+    # firmware
+
+    @errors.translate
+    def get_boot_mode(self, identity_):
+        return firmware.boot_mode(self._vm(identity_))
+
+    @errors.translate
+    def set_boot_mode(self, identity_, boot_mode):
+        self._patch(identity_, lambda vm: firmware.boot_mode_ops(
+            vm, boot_mode))
+
+    @errors.translate
+    def get_secure_boot(self, identity_):
+        return firmware.secure_boot(self._vm(identity_))
+
+    @errors.translate
+    def set_secure_boot(self, identity_, secure):
+        if not isinstance(secure, bool):
+            raise error.BadRequest('SecureBootEnable must be true or false')
+        self._patch(identity_, lambda vm: firmware.secure_boot_ops(
+            vm, secure))
+
+    @errors.translate
+    def get_bios(self, identity_):
+        return bios.bios(self._vm(identity_))
+
+    @errors.translate
+    def set_bios(self, identity_, attributes):
+        if not isinstance(attributes, dict) or not attributes:
+            raise error.BadRequest('Attributes must be a non-empty object')
+        self._patch(identity_, lambda vm: bios.set_bios_ops(vm, attributes))
+
+    @errors.translate
+    def reset_bios(self, identity_):
+        self._patch(identity_, bios.reset_bios_ops)
+
+    @errors.translate
+    def get_versions(self, identity_):
+        return bios.versions(self._vm(identity_))
+
+    # inventory
+
+    @errors.translate
+    def get_total_memory(self, identity_):
+        return inventory.total_memory_gib(self._vm(identity_))
+
+    @errors.translate
+    def get_total_cpus(self, identity_):
+        return inventory.total_cpus(self._vm(identity_))
+
+    @errors.translate
+    def get_processors(self, identity_):
+        return inventory.processors(self._vm(identity_))
+
+    @errors.translate
+    def get_nics(self, identity_):
+        vm = self._vm(identity_)
+        return inventory.nics(vm, self._vmi(vm))
+
+    @errors.translate
+    def get_simple_storage_collection(self, identity_):
+        vm = self._vm(identity_)
+        datavolumes = None
+        if self.cluster.datavolumes:
+            # Cached (0 API calls) only when DataVolumes are watched.
+            namespace = identity.key(vm)[0]
+            datavolumes = [
+                dv for dv in (self.cluster.get_datavolume(
+                    namespace, fields.get(v, 'dataVolume', 'name'))
+                    for v in fields.volumes(vm) if 'dataVolume' in v)
+                if dv is not None]
+        return inventory.simple_storage(vm, datavolumes)

@@ -1,0 +1,117 @@
+"""Find the VM behind a Redfish System id.
+
+The canonical id is the VM's firmware UUID (lower case). A VM name and
+``<namespace>.<name>`` are aliases answered by a 307 redirect to it. VMs
+sharing one firmware UUID (KubeVirt's name-derived default UUID makes
+same-named VMs in two namespaces collide) are resolved by
+``kubevirt.identity.pick`` (oldest wins, then namespace, then name); each
+other VM is listed and served under its ``<namespace>.<name>`` id instead.
+"""
+
+import uuid as uuid_mod
+
+import flask
+from sushy_tools import error
+
+from sushy_kubevirt.kubevirt import identity
+
+_MEMO = 'sushy_kubevirt_lookup'
+
+
+def canonical_uuid(text):
+    """``text`` as a lower-case UUID string, or None if it is not one."""
+    try:
+        return str(uuid_mod.UUID(text))
+    except (TypeError, ValueError):
+        return None
+
+
+def alias(vm):
+    """The ``<namespace>.<name>`` id of a VM."""
+    return '%s.%s' % identity.key(vm)
+
+
+class Lookup:
+    """Identity resolution over a Cluster's cached VMs.
+
+    Results are memoized for the current Flask request.
+    """
+
+    def __init__(self, cluster, logger):
+        self._cluster = cluster
+        self._logger = logger
+        self._reported = set()
+
+    def _report(self, uuid, vms, chosen):
+        keys = tuple(sorted(alias(vm) for vm in vms))
+        if keys in self._reported:
+            return
+        self._reported.add(keys)
+        self._logger.warning(
+            'VMs %s share firmware UUID %s; it identifies %s, the others '
+            'are served as <namespace>.<name>', ', '.join(keys), uuid,
+            alias(chosen))
+
+    def _by_uuid(self, uuid):
+        vms = self._cluster.find_vms_by_uuid(uuid)
+        if not vms:
+            # Not indexed under this spelling: an upper-case field, or no
+            # firmware.uuid yet (KubeVirt's name-derived default applies).
+            vms = [vm for vm in self._cluster.list_vms()
+                   if identity.firmware_uuid(vm) == uuid]
+        return vms
+
+    def _chosen(self, uuid, vms):
+        chosen = identity.pick(vms)
+        if len(vms) > 1:
+            self._report(uuid, vms, chosen)
+        return chosen
+
+    def systems(self):
+        """Ids of every served VM, without duplicates."""
+        groups = {}
+        for vm in self._cluster.list_vms():
+            groups.setdefault(identity.firmware_uuid(vm), []).append(vm)
+        result = []
+        for uuid, vms in sorted(groups.items()):
+            chosen = self._chosen(uuid, vms)
+            result.append(uuid)
+            result += sorted(alias(vm) for vm in vms if vm is not chosen)
+        return result
+
+    def _by_alias(self, vm):
+        uuid = identity.firmware_uuid(vm)
+        chosen = self._chosen(uuid, self._by_uuid(uuid) or [vm])
+        if identity.key(chosen) == identity.key(vm):
+            raise error.AliasAccessError(uuid)
+        return identity.key(vm)
+
+    def _resolve(self, ident):
+        uuid = canonical_uuid(ident)
+        if uuid is not None:
+            vms = self._by_uuid(uuid)
+            if vms:
+                if uuid != ident:
+                    raise error.AliasAccessError(uuid)
+                return identity.key(self._chosen(uuid, vms))
+        namespace, dot, name = ident.partition('.')
+        if dot:
+            vm = self._cluster.get_vm(namespace, name)
+            if vm is not None:
+                return self._by_alias(vm)
+        vms = self._cluster.find_vms_by_name(ident)
+        if vms:
+            return self._by_alias(identity.pick(vms))
+        raise error.NotFound('System %s not found' % ident)
+
+    def locate(self, ident):
+        """``(namespace, name)`` of the VM served as ``ident``.
+
+        :raises error.AliasAccessError: ``ident`` is an alias (307).
+        :raises error.NotFound: no such served VM.
+        """
+        memo = flask.g.setdefault(_MEMO, {}) if flask.has_app_context() \
+            else {}
+        if ident not in memo:
+            memo[ident] = self._resolve(ident)
+        return memo[ident]
