@@ -1,0 +1,131 @@
+"""virt-api admission for VirtualMachines: defaulting and validation.
+
+Only what this project relies on is modelled: firmware ``uuid``/``serial``
+defaulting, ``running``/``runStrategy`` exclusivity, unique boot orders
+across disks and interfaces and Secure Boot requiring SMM.  Rejections use
+the message format of a denying webhook behind kube-apiserver.
+"""
+
+import uuid
+
+from sushy_kubevirt.simulator import status
+
+WEBHOOK = 'virtualmachine-validator.kubevirt.io'
+FIRMWARE_UUID_NAMESPACE = uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895')
+RUN_STRATEGIES = ('Always', 'Halted', 'Manual', 'RerunOnFailure', 'Once')
+TEMPLATE = 'spec.template.spec'
+
+
+def firmware_uuid(name):
+    """KubeVirt's CalculateLegacyFirmwareUUID: UUIDv5 of the VM name."""
+    return str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
+
+
+def _cause(field, message, reason='FieldValueInvalid'):
+    return {'reason': reason, 'message': message, 'field': field}
+
+
+def default_vm(vm):
+    """Fill an empty firmware uuid and serial in place (mutating webhook)."""
+    template = vm.get('spec', {}).get('template')
+    if not isinstance(template, dict):
+        return vm
+    domain = template.setdefault('spec', {}).setdefault('domain', {})
+    firmware = domain.get('firmware') or {}
+    name = vm.get('metadata', {}).get('name', '')
+    if not firmware.get('uuid'):
+        firmware['uuid'] = firmware_uuid(name)
+    if not firmware.get('serial'):
+        firmware['serial'] = name
+    domain['firmware'] = firmware
+    return vm
+
+
+def _run_strategy_causes(spec):
+    causes = []
+    has_running = spec.get('running') is not None
+    strategy = spec.get('runStrategy')
+    if has_running and strategy is not None:
+        causes.append(_cause(
+            'spec.running',
+            'Running and RunStrategy are mutually exclusive. Note that '
+            'Running is deprecated, please use RunStrategy instead'))
+    if not has_running and strategy is None:
+        causes.append(_cause('spec.running',
+                             'RunStrategy must be specified'))
+    if strategy is not None and strategy not in RUN_STRATEGIES:
+        causes.append(_cause('spec.runStrategy',
+                             'Invalid RunStrategy (%s)' % strategy))
+    return causes
+
+
+def _boot_order_causes(devices):
+    causes = []
+    seen = set()
+    for kind in ('disks', 'interfaces'):
+        for idx, device in enumerate(devices.get(kind) or []):
+            order = device.get('bootOrder')
+            if order is None:
+                continue
+            path = '%s.domain.devices.%s[%d]' % (TEMPLATE, kind, idx)
+            field = path + '.bootOrder'
+            if not isinstance(order, int) or order < 1:
+                causes.append(_cause(
+                    field,
+                    '%s must have a boot order > 0, if supplied' % path))
+                continue
+            if order in seen:
+                causes.append(_cause(
+                    field,
+                    'Boot order for %s already set for a different '
+                    'device.' % field))
+            seen.add(order)
+    return causes
+
+
+def _secure_boot_causes(domain):
+    efi = ((domain.get('firmware') or {}).get('bootloader') or {}).get('efi')
+    if efi is None or efi.get('secureBoot') is False:
+        return []
+    smm = (domain.get('features') or {}).get('smm')
+    if smm is not None and smm.get('enabled') is not False:
+        return []
+    field = TEMPLATE + '.domain'
+    return [_cause(field, '%s has EFI SecureBoot enabled. SecureBoot '
+                          'requires SMM, which is currently disabled.'
+                   % field)]
+
+
+def validate_vm(vm):
+    """Return the list of kube StatusCauses for an invalid VM (or [])."""
+    spec = vm.get('spec') or {}
+    template = spec.get('template')
+    if not isinstance(template, dict):
+        return [_cause('spec.template', 'missing virtual machine template.',
+                       'FieldValueRequired')]
+    domain = (template.get('spec') or {}).get('domain') or {}
+    causes = _boot_order_causes(domain.get('devices') or {})
+    causes += _secure_boot_causes(domain)
+    causes += _run_strategy_causes(spec)
+    return causes
+
+
+def denied(causes):
+    """The 422 kube-apiserver returns when the webhook denies a request."""
+    message = ', '.join(c['message'] for c in causes)
+    return status.ApiError(
+        422, 'Invalid',
+        'admission webhook "%s" denied the request: %s' % (WEBHOOK, message),
+        details={'causes': causes})
+
+
+def admit_vm(operation, new, old, user):
+    """Admission hook for ``sim.register_admission``."""
+    default_vm(new)
+    causes = validate_vm(new)
+    if causes:
+        raise denied(causes)
+
+
+def register(sim, vm_rt):
+    sim.register_admission(vm_rt, admit_vm)

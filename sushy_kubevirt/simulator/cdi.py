@@ -1,0 +1,493 @@
+"""CDI DataVolumes (import from HTTP, blank) and ownerReference GC.
+
+The DataVolume controller keeps a PVC of the same name (owned by the
+DataVolume) and walks ``status.phase`` through WaitForFirstConsumer,
+ImportScheduled, ImportInProgress and Succeeded or Failed.  HTTP imports
+really fetch the URL (with the Secret's credentials and the ConfigMap's CA
+certificates) on an importer thread.  The garbage collector deletes objects
+whose owner (by uid) was deleted.
+"""
+
+import base64
+import datetime
+import logging
+import re
+import ssl
+import threading
+import urllib.error
+import urllib.request
+
+from sushy_kubevirt.simulator import clock as sim_clock
+from sushy_kubevirt.simulator import status as sim_status
+from sushy_kubevirt.simulator import store as sim_store
+
+LOG = logging.getLogger(__name__)
+
+GROUP = 'cdi.kubevirt.io'
+VERSION = 'v1beta1'
+DV_RT = sim_store.ResourceType(GROUP, VERSION, 'datavolumes', 'DataVolume',
+                               short_names=('dv', 'dvs'))
+ANN_IMMEDIATE = 'cdi.kubevirt.io/storage.bind.immediate.requested'
+ANN_DEFAULT_SC = 'storageclass.kubernetes.io/is-default-class'
+FILESYSTEM_OVERHEAD = 0.055
+DEFAULT_DELAYS = {'ImportScheduled': 0.2, 'ImportInProgress': 0.5}
+FINAL = ('Succeeded', 'Failed')
+ORDER = ('', 'Pending', 'WaitForFirstConsumer', 'ImportScheduled',
+         'ImportInProgress', 'Succeeded', 'Failed')
+CHUNK = 256 * 1024
+_SUFFIXES = {'': 1, 'k': 10 ** 3, 'M': 10 ** 6, 'G': 10 ** 9,
+             'T': 10 ** 12, 'P': 10 ** 15, 'Ki': 2 ** 10, 'Mi': 2 ** 20,
+             'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'm': 0.001}
+
+
+class ImportError_(Exception):
+    """The importer failed; the message is what CDI reports."""
+
+
+def now():
+    return datetime.datetime.now(datetime.timezone.utc).strftime(
+        '%Y-%m-%dT%H:%M:%SZ')
+
+
+def parse_quantity(text):
+    """Bytes in a Kubernetes quantity such as ``10Gi`` or ``1.5G``."""
+    match = re.fullmatch(r'([0-9.]+)([a-zA-Z]*)', str(text).strip())
+    if not match or match.group(2) not in _SUFFIXES:
+        raise ValueError('invalid quantity %r' % text)
+    return int(float(match.group(1)) * _SUFFIXES[match.group(2)])
+
+
+def owner_ref(owner):
+    return {'apiVersion': owner['apiVersion'], 'kind': owner['kind'],
+            'name': owner['metadata']['name'],
+            'uid': owner['metadata']['uid'],
+            'controller': True, 'blockOwnerDeletion': True}
+
+
+def dv_from_template(vm, template, owners=None):
+    """A DataVolume for one of ``vm``'s dataVolumeTemplates."""
+    meta = template.get('metadata') or {}
+    body = {'apiVersion': '%s/%s' % (GROUP, VERSION), 'kind': 'DataVolume',
+            'metadata': {'name': meta['name'],
+                         'namespace': vm['metadata']['namespace'],
+                         'ownerReferences': ([owner_ref(vm)] if owners is None
+                                             else list(owners))},
+            'spec': dict(template.get('spec') or {})}
+    for key in ('labels', 'annotations'):
+        if meta.get(key):
+            body['metadata'][key] = dict(meta[key])
+    return body
+
+
+def storage_spec(dv):
+    """(storage request bytes or None, storageClassName, volumeMode, modes)."""
+    spec = dv.get('spec') or {}
+    storage = spec.get('storage') or spec.get('pvc') or {}
+    request = ((storage.get('resources') or {}).get('requests')
+               or {}).get('storage')
+    return (parse_quantity(request) if request else None,
+            storage.get('storageClassName'),
+            storage.get('volumeMode') or 'Filesystem',
+            storage.get('accessModes') or ['ReadWriteOnce'])
+
+
+def _condition(ctype, value, reason='', message=''):
+    stamp = now()
+    return {'type': ctype, 'status': value, 'reason': reason,
+            'message': message, 'lastTransitionTime': stamp,
+            'lastHeartbeatTime': stamp}
+
+
+def set_conditions(status, *conditions):
+    """Replace conditions by type, keeping timestamps of unchanged ones."""
+    current = {c['type']: c for c in status.get('conditions') or []}
+    for cond in conditions:
+        old = current.get(cond['type'])
+        if old and all(old.get(k) == cond[k]
+                       for k in ('status', 'reason', 'message')):
+            continue
+        current[cond['type']] = cond
+    status['conditions'] = [current[t] for t in ('Bound', 'Ready', 'Running')
+                            if t in current]
+
+
+def pvc_for(dv, storage_class):
+    size, _sc, mode, access = storage_spec(dv)
+    meta = dv['metadata']
+    source = (dv.get('spec') or {}).get('source') or {}
+    annotations = {'cdi.kubevirt.io/storage.contentType': 'kubevirt'}
+    if 'http' in source:
+        annotations['cdi.kubevirt.io/storage.import.endpoint'] = (
+            source['http'].get('url', ''))
+        annotations['cdi.kubevirt.io/storage.import.source'] = 'http'
+    elif 'blank' in source:
+        annotations['cdi.kubevirt.io/storage.import.source'] = 'none'
+    spec = {'accessModes': list(access), 'volumeMode': mode,
+            'resources': {'requests': {'storage': str(size or 0)}}}
+    if storage_class:
+        spec['storageClassName'] = storage_class
+    return {'apiVersion': 'v1', 'kind': 'PersistentVolumeClaim',
+            'metadata': {'name': meta['name'], 'namespace': meta['namespace'],
+                         'labels': {'app': 'containerized-data-importer',
+                                    'app.kubernetes.io/managed-by':
+                                        'cdi-controller'},
+                         'annotations': annotations,
+                         'ownerReferences': [owner_ref(dv)]},
+            'spec': spec}
+
+
+def bound_status(pvc):
+    return {'phase': 'Bound',
+            'accessModes': list(pvc['spec'].get('accessModes') or []),
+            'capacity': {'storage': pvc['spec']['resources']['requests'][
+                'storage']}}
+
+
+def succeeded_status(status, claim):
+    status.update(phase='Succeeded', progress='100.0%', claimName=claim,
+                  restartCount=status.get('restartCount', 0))
+    set_conditions(status,
+                   _condition('Bound', 'True', 'Bound',
+                              'PVC %s Bound' % claim),
+                   _condition('Ready', 'True'),
+                   _condition('Running', 'False', 'Completed',
+                              'Import Complete'))
+
+
+def create_settled(store, namespace, template):
+    """Create an imported DataVolume and its bound PVC (for seeding)."""
+    pvc_rt = store.resource('', 'persistentvolumeclaims')
+    name = template['metadata']['name']
+    body = dv_from_template({'metadata': {'namespace': namespace}},
+                            template, owners=())
+    succeeded_status(body.setdefault('status', {}), name)
+    dv = store.create(DV_RT, body)
+    pvc = pvc_for(dv, storage_spec(dv)[1])
+    pvc['spec']['volumeName'] = 'pvc-%s' % dv['metadata']['uid']
+    pvc['status'] = bound_status(pvc)
+    store.create(pvc_rt, pvc)
+    return dv
+
+
+def adopt(store, dv, owner):
+    """Make ``owner`` the controller of ``dv``."""
+    store.mutate(DV_RT, dv['metadata']['namespace'], dv['metadata']['name'],
+                 lambda o: o['metadata'].__setitem__(
+                     'ownerReferences', [owner_ref(owner)]))
+
+
+class OwnerGC:
+    """Background-propagation garbage collection by ownerReferences."""
+
+    def __init__(self, store, scheduler):
+        self._store = store
+        self._scheduler = scheduler
+        self._lock = threading.Lock()
+        self._dependents = {}   # owner uid -> {(rt, ns, name)}
+        self._owners = {}       # (rt.key, ns, name) -> (rt, owner uids)
+
+    def on_event(self, event, rt, obj, old):
+        meta = obj.get('metadata') or {}
+        key = (rt.key, meta.get('namespace'), meta.get('name'))
+        ref = (rt, meta.get('namespace'), meta.get('name'))
+        uids = () if event == 'DELETED' else tuple(
+            r.get('uid') for r in meta.get('ownerReferences') or ())
+        with self._lock:
+            _rt, previous = self._owners.pop(key, (None, ()))
+            for uid in previous:
+                self._dependents.get(uid, set()).discard(ref)
+            if uids:
+                self._owners[key] = (rt, uids)
+                for uid in uids:
+                    self._dependents.setdefault(uid, set()).add(ref)
+            orphans = (self._dependents.pop(meta.get('uid'), set())
+                       if event == 'DELETED' else ())
+        for dep in orphans:
+            self._scheduler.call_later(
+                0, lambda dep=dep: self._delete(*dep), key=('gc',) + dep[1:])
+
+    def _delete(self, rt, namespace, name):
+        try:
+            self._store.delete(rt, namespace, name)
+        except sim_status.ApiError as exc:
+            if exc.code != 404:
+                raise
+
+
+class DataVolumeController:
+    """Reconciles DataVolumes and runs their importers."""
+
+    def __init__(self, sim):
+        self.sim = sim
+        self.store = sim.store
+        delays = dict(DEFAULT_DELAYS)
+        delays.update(getattr(sim, 'stage_delays', None) or {})
+        self.delays = delays
+        self.clock = sim_clock.Clock(getattr(sim, 'time_scale', 1.0))
+        self.scheduler = sim_clock.Scheduler(self.clock, 'sim-cdi')
+        self.gc = OwnerGC(self.store, self.scheduler)
+        self._stop = threading.Event()
+        self._imports = {}
+        self._lock = threading.Lock()
+
+    def start(self):
+        self.store.register(DV_RT)
+        self.pvc_rt = self.store.resource('', 'persistentvolumeclaims')
+        self.store.subscribe(self.on_event)
+        self.scheduler.start()
+        return self
+
+    def stop(self):
+        self._stop.set()
+        self.scheduler.stop()
+        with self._lock:
+            threads = list(self._imports.values())
+        for thread in threads:
+            thread.join(timeout=5)
+
+    # events -------------------------------------------------------------
+
+    def on_event(self, event, rt, obj, old):
+        self.gc.on_event(event, rt, obj, old)
+        meta = obj.get('metadata') or {}
+        ns = meta.get('namespace')
+        if rt.key == DV_RT.key:
+            self.enqueue(ns, meta.get('name'))
+        elif rt.key == 'kubevirt.io/virtualmachineinstances':
+            for vol in (obj.get('spec') or {}).get('volumes') or ():
+                claim = (vol.get('dataVolume') or {}).get('name') or (
+                    vol.get('persistentVolumeClaim') or {}).get('claimName')
+                if claim:
+                    self.enqueue(ns, claim)
+
+    def enqueue(self, namespace, name, delay=0.0):
+        self.scheduler.call_later(
+            delay, lambda: self.reconcile(namespace, name),
+            key=(namespace, name))
+
+    # reconcile ----------------------------------------------------------
+
+    def storage_class(self, name):
+        sc_rt = self.store.resource('storage.k8s.io', 'storageclasses')
+        if name:
+            return self.store.try_get(sc_rt, None, name)
+        for sc in self.store.list(sc_rt)[0]:
+            annotations = sc['metadata'].get('annotations') or {}
+            if annotations.get(ANN_DEFAULT_SC) == 'true':
+                return sc
+        return None
+
+    def has_consumer(self, namespace, name):
+        vmi_rt = self.store.resource('kubevirt.io', 'virtualmachineinstances')
+        for vmi in self.store.list(vmi_rt, namespace)[0]:
+            if (vmi.get('status') or {}).get('phase') in FINAL:
+                continue
+            for vol in (vmi.get('spec') or {}).get('volumes') or ():
+                if name in ((vol.get('dataVolume') or {}).get('name'),
+                            (vol.get('persistentVolumeClaim')
+                             or {}).get('claimName')):
+                    return True
+        return False
+
+    def reconcile(self, namespace, name):
+        dv = self.store.try_get(DV_RT, namespace, name)
+        if dv is None or dv['metadata'].get('deletionTimestamp'):
+            return
+        phase = (dv.get('status') or {}).get('phase', '')
+        if phase in FINAL:
+            return
+        sc = self.storage_class(storage_spec(dv)[1])
+        pvc = self.store.try_get(self.pvc_rt, namespace, name)
+        if pvc is None:
+            body = pvc_for(dv, sc['metadata']['name'] if sc else None)
+            pvc = self.store.create(self.pvc_rt, body)
+            self.set_status(dv, 'Pending', [
+                _condition('Bound', 'False', 'Pending',
+                           'PVC %s Pending' % name),
+                _condition('Ready', 'False'),
+                _condition('Running', 'False')], progress='N/A')
+        wffc = (sc is not None
+                and sc.get('volumeBindingMode') == 'WaitForFirstConsumer'
+                and ANN_IMMEDIATE not in (dv['metadata'].get('annotations')
+                                          or {}))
+        if (wffc and phase in ('', 'Pending', 'WaitForFirstConsumer')
+                and not self.has_consumer(namespace, name)):
+            self.set_status(dv, 'WaitForFirstConsumer', [], progress='N/A')
+            return
+        if (pvc.get('status') or {}).get('phase') != 'Bound':
+            self.bind(pvc)
+        if ORDER.index(phase) < ORDER.index('ImportScheduled'):
+            self.set_status(dv, 'ImportScheduled', [
+                _condition('Bound', 'True', 'Bound', 'PVC %s Bound' % name),
+                _condition('Running', 'False', 'Pending',
+                           'Import pod pending')], progress='N/A')
+            self.enqueue(namespace, name, self.delays['ImportScheduled'])
+            return
+        if phase == 'ImportScheduled':
+            if 'blank' in ((dv.get('spec') or {}).get('source') or {}):
+                self.store.mutate(DV_RT, namespace, name,
+                                  lambda o: succeeded_status(
+                                      o.setdefault('status', {}), name),
+                                  subresource='status')
+            else:
+                self.start_import(dv)
+
+    def bind(self, pvc):
+        ns, name = pvc['metadata']['namespace'], pvc['metadata']['name']
+        volume = 'pvc-%s' % pvc['metadata']['uid']
+        self.store.mutate(self.pvc_rt, ns, name, lambda o: o['spec'].
+                          setdefault('volumeName', volume))
+        self.store.mutate(self.pvc_rt, ns, name,
+                          lambda o: o.__setitem__('status', bound_status(o)),
+                          subresource='status')
+
+    def set_status(self, dv, phase, conditions, **fields):
+        """Move ``dv`` forward to ``phase``; never backwards from final."""
+        uid = dv['metadata']['uid']
+
+        def change(obj):
+            if obj['metadata']['uid'] != uid:
+                return
+            status = obj.setdefault('status', {})
+            current = status.get('phase', '')
+            if current in FINAL and phase != current:
+                return
+            status['phase'] = phase
+            status.setdefault('restartCount', 0)
+            status['claimName'] = obj['metadata']['name']
+            status.update(fields)
+            set_conditions(status, *conditions)
+        try:
+            return self.store.mutate(DV_RT, dv['metadata']['namespace'],
+                                     dv['metadata']['name'], change,
+                                     subresource='status')
+        except sim_status.ApiError as exc:
+            if exc.code != 404:
+                raise
+
+    # importer -----------------------------------------------------------
+
+    def start_import(self, dv):
+        uid = dv['metadata']['uid']
+        with self._lock:
+            if uid in self._imports or self._stop.is_set():
+                return
+            thread = threading.Thread(target=self._import, args=(dv,),
+                                      name='sim-importer', daemon=True)
+            self._imports[uid] = thread
+        thread.start()
+
+    def _import(self, dv):
+        try:
+            source = dv['spec'].get('source') or {}
+            if 'http' in source:
+                self._finish(dv, self._fetch(dv, source['http']))
+            else:
+                self.set_status(dv, 'ImportScheduled', [_condition(
+                    'Running', 'False', 'Unsupported',
+                    'source not modelled by the simulator')])
+        except ImportError_ as exc:
+            self.set_status(dv, 'Failed', [
+                _condition('Ready', 'False'),
+                _condition('Running', 'False', 'Error', str(exc))])
+        except Exception:
+            LOG.exception('importer failed for %s', dv['metadata']['name'])
+        finally:
+            with self._lock:
+                self._imports.pop(dv['metadata']['uid'], None)
+
+    def _request(self, dv, http):
+        ns = dv['metadata']['namespace']
+        request = urllib.request.Request(http['url'])
+        for header in http.get('extraHeaders') or ():
+            key, _sep, value = header.partition(':')
+            request.add_header(key.strip(), value.strip())
+        if http.get('secretRef'):
+            data = self._lookup('secrets', ns, http['secretRef'])
+            user = base64.b64decode(data.get('accessKeyId', '')).decode()
+            password = base64.b64decode(data.get('secretKey', '')).decode()
+            token = base64.b64encode(
+                ('%s:%s' % (user, password)).encode()).decode()
+            request.add_header('Authorization', 'Basic ' + token)
+        context = None
+        if http.get('certConfigMap'):
+            data = self._lookup('configmaps', ns, http['certConfigMap'])
+            context = ssl.create_default_context(
+                cadata='\n'.join(data.values()) or None)
+        return request, context
+
+    def _lookup(self, plural, namespace, name):
+        obj = self.store.try_get(self.store.resource('', plural), namespace,
+                                 name)
+        if obj is None:
+            raise ImportError_('%s "%s" not found' % (plural[:-1], name))
+        return obj.get('data') or {}
+
+    def _fetch(self, dv, http):
+        request, context = self._request(dv, http)
+        size, _sc, mode, _modes = storage_spec(dv)
+        available = None
+        if size is not None:
+            available = (size if mode == 'Block'
+                         else int(size * (1 - FILESYSTEM_OVERHEAD)))
+        try:
+            response = urllib.request.urlopen(request, timeout=10,
+                                              context=context)
+        except urllib.error.HTTPError as exc:
+            raise ImportError_(
+                'Unable to connect to http data source: expected status '
+                'code 200, got %d. Status: %d %s'
+                % (exc.code, exc.code, exc.reason))
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise ImportError_('Unable to connect to http data source: %s'
+                               % getattr(exc, 'reason', exc))
+        with response:
+            total = int(response.headers.get('Content-Length') or 0)
+            self.set_status(dv, 'ImportInProgress', [
+                _condition('Ready', 'False', 'TransferRunning'),
+                _condition('Running', 'True', 'Pod is running')],
+                progress='0.00%')
+            done = 0
+            while not self._stop.is_set():
+                chunk = response.read(CHUNK)
+                if not chunk:
+                    break
+                done += len(chunk)
+                if available is not None and done > available:
+                    break
+        if available is not None and done > available:
+            raise ImportError_(
+                'Virtual image size %d is larger than the reported available '
+                'storage %d. A larger PVC is required.'
+                % (max(done, total), available))
+        return done
+
+    def _finish(self, dv, size):
+        """Simulate writing the image over the ImportInProgress stage."""
+        duration = self.delays['ImportInProgress']
+        steps = 4 if duration > 0 else 0
+        for step in range(steps):
+            self.set_status(dv, 'ImportInProgress', [
+                _condition('Ready', 'False', 'TransferRunning'),
+                _condition('Running', 'True', 'Pod is running')],
+                progress='%.2f%%' % (100.0 * step / steps))
+            if self._stop.wait(self.clock.real_seconds(duration / steps)):
+                return
+        name = dv['metadata']['name']
+
+        def done(obj):
+            status = obj.setdefault('status', {})
+            if (obj['metadata']['uid'] == dv['metadata']['uid']
+                    and status.get('phase') not in FINAL):
+                succeeded_status(status, name)
+        try:
+            self.store.mutate(DV_RT, dv['metadata']['namespace'], name, done,
+                              subresource='status')
+        except sim_status.ApiError as exc:
+            if exc.code != 404:
+                raise
+
+
+def install(sim):
+    """Register DataVolumes and start the CDI controller and the GC."""
+    return DataVolumeController(sim).start()

@@ -1,0 +1,99 @@
+"""Realistic VM bodies and bulk seeding of the simulated cluster."""
+
+from sushy_kubevirt.simulator import admission
+from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator import kubevirt
+
+
+def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
+            memory='2Gi', disk_size='10Gi', labels=None, efi=False,
+            secure_boot=False, grace=180, mac=None, network='default',
+            data_volume=True, boot_order=True):
+    """Build one defaulted VirtualMachine body (a plain dict)."""
+    root = '%s-root' % name
+    bootloader = ({'efi': {'secureBoot': secure_boot}} if efi
+                  else {'bios': {}})
+    disk = {'name': 'root', 'disk': {'bus': 'virtio'}}
+    iface = {'name': 'default', 'bridge': {}, 'model': 'virtio',
+             'macAddress': (mac or kubevirt.stable_mac(namespace, name,
+                                                       'default'))}
+    if boot_order:
+        disk['bootOrder'] = 1
+        iface['bootOrder'] = 2
+    domain = {
+        'firmware': {'bootloader': bootloader},
+        'cpu': {'cores': cores, 'sockets': 1, 'threads': 1},
+        'memory': {'guest': memory},
+        'resources': {'requests': {'memory': memory}},
+        'devices': {'disks': [disk], 'interfaces': [iface]},
+    }
+    if efi and secure_boot:
+        domain['features'] = {'smm': {'enabled': True}}
+    if data_volume:
+        volume = {'name': 'root', 'dataVolume': {'name': root}}
+    else:
+        volume = {'name': 'root',
+                  'containerDisk': {'image': 'quay.io/example/disk:latest'}}
+    vm = {
+        'apiVersion': 'kubevirt.io/v1',
+        'kind': 'VirtualMachine',
+        'metadata': {'name': name, 'namespace': namespace,
+                     'labels': dict(labels or {})},
+        'spec': {
+            'runStrategy': run_strategy,
+            'template': {
+                'metadata': {'labels': {'kubevirt.io/domain': name}},
+                'spec': {
+                    'terminationGracePeriodSeconds': grace,
+                    'domain': domain,
+                    'networks': [{'name': 'default',
+                                  'pod': {}} if network == 'default' else
+                                 {'name': 'default',
+                                  'multus': {'networkName': network}}],
+                    'volumes': [volume],
+                },
+            },
+        },
+    }
+    if data_volume:
+        vm['spec']['dataVolumeTemplates'] = [{
+            'metadata': {'name': root},
+            'spec': {'source': {'blank': {}},
+                     'storage': {'resources': {
+                         'requests': {'storage': disk_size}}}},
+        }]
+    return admission.default_vm(vm)
+
+
+def namespace_names(namespaces):
+    if namespaces <= 1:
+        return ['default']
+    return ['ns-%03d' % i for i in range(namespaces)]
+
+
+def seed(sim, vms, namespaces):
+    """Create ``vms`` Halted VMs spread over ``namespaces`` namespaces.
+
+    Objects are created through the store (no HTTP, no admission: bodies
+    are already defaulted), each VM with its imported root DataVolume and
+    bound PVC, so the cluster looks settled rather than freshly created.
+    """
+    store = sim.store
+    ns_rt = store.resource('', 'namespaces')
+    names = namespace_names(namespaces)
+    for ns in names:
+        if store.try_get(ns_rt, None, ns) is None:
+            store.create(ns_rt, {'apiVersion': 'v1', 'kind': 'Namespace',
+                                 'metadata': {'name': ns}})
+    vm_rt = store.resource(kubevirt.GROUP, 'virtualmachines')
+    for i in range(vms):
+        ns = names[i % len(names)]
+        body = make_vm('vm-%05d' % i, ns,
+                       labels={'redfish-enabled': 'true'})
+        kubevirt.stopped_status(body)
+        # Volumes first, so the VM controller finds them and creates none.
+        dvs = [cdi.create_settled(store, ns, template)
+               for template in body['spec'].get('dataVolumeTemplates', ())]
+        vm = store.create(vm_rt, body)
+        for dv in dvs:
+            cdi.adopt(store, dv, vm)
