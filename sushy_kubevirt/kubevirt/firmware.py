@@ -34,10 +34,10 @@ def secure_boot(vm):
 
     KubeVirt defaults an unset ``secureBoot`` to true.
     """
-    efi = _bootloader(vm).get('efi')
-    if efi is None:
+    bootloader = _bootloader(vm)
+    if 'efi' not in bootloader:
         return False
-    return (efi or {}).get('secureBoot', True) is not False
+    return (bootloader['efi'] or {}).get('secureBoot', True) is not False
 
 
 def boot_mode_ops(vm, mode, secure=False):

@@ -9,6 +9,7 @@ by the VM and are named by :func:`datavolume_name`; the VM template holds a
 ``cdrom`` disk and a ``dataVolume`` volume both named :func:`disk_name`.
 """
 
+import base64
 import collections
 import hashlib
 import posixpath
@@ -27,6 +28,9 @@ LABEL_DEVICE = 'sushy-kubevirt.io/vmedia-device'
 #: DataVolume annotation: the InsertMedia ``Inserted`` flag ("false" keeps
 #: the image imported but the tray empty).
 ANNOTATION_INSERTED = 'sushy-kubevirt.io/vmedia-inserted'
+#: DataVolume annotation: the InsertMedia ``UserName`` (shown as
+#: ``UserName``; the password stays in the Secret).
+ANNOTATION_USERNAME = 'sushy-kubevirt.io/vmedia-username'
 #: Longest name produced here: a DNS-1123 label, so the DataVolume's PVC
 #: and importer pod names and labels derived from it stay valid.
 MAX_NAME = 63
@@ -129,13 +133,18 @@ def _metadata(vm, device, name):
             'ownerReferences': [owner_reference(vm)]}
 
 
+def _b64(text):
+    return base64.b64encode(text.encode('utf-8')).decode('ascii')
+
+
 def secret_body(vm, device, dv_name, username, password):
     """Secret in the format CDI's http ``secretRef`` expects."""
     return {'apiVersion': 'v1',
             'kind': 'Secret',
             'metadata': _metadata(vm, device, secret_name(dv_name)),
             'type': 'Opaque',
-            'stringData': {'accessKeyId': username, 'secretKey': password}}
+            'data': {'accessKeyId': _b64(username),
+                     'secretKey': _b64(password)}}
 
 
 def quantity(size_bytes, margin):
@@ -158,13 +167,14 @@ def image_name(url):
 def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
                     default_size='10Gi', storage_class=None,
                     volume_mode=None, secret=None, cert_configmap=None,
-                    inserted=True):
+                    inserted=True, username=None):
     """DataVolume importing ``url`` for ``device`` of ``vm``.
 
     The storage request is the image size plus ``margin`` when the size is
     known, else ``default_size``. ``secret`` names a Secret made by
-    :func:`secret_body`; ``cert_configmap`` a ConfigMap with the CA bundle
-    CDI uses to verify an https server.
+    :func:`secret_body` (``username`` is then recorded for display);
+    ``cert_configmap`` a ConfigMap with the CA bundle CDI uses to verify
+    an https server.
     """
     name = datavolume_name(vm, device)
     metadata = _metadata(vm, device, name)
@@ -174,6 +184,7 @@ def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
     http = {'url': url}
     if secret:
         http['secretRef'] = secret
+        metadata['annotations'][ANNOTATION_USERNAME] = username or ''
     if cert_configmap and url.lower().startswith('https:'):
         http['certConfigMap'] = cert_configmap
     request = (quantity(size_bytes, margin) if size_bytes

@@ -142,8 +142,8 @@ class TestBodies:
     def test_secret(self):
         secret = media.secret_body(make_vm(), 'Cd', 'dv', 'user', 'pw')
         assert secret['metadata']['name'] == 'dv-auth'
-        assert secret['stringData'] == {'accessKeyId': 'user',
-                                        'secretKey': 'pw'}
+        assert secret['data'] == {'accessKeyId': 'dXNlcg==',
+                                  'secretKey': 'cHc='}
         assert secret['metadata']['ownerReferences'][0]['uid'] == 'u-1'
 
     @pytest.mark.parametrize('size,margin,expected', [

@@ -1,0 +1,67 @@
+"""VM / VMI dict builders for the model tests (shaped like API objects)."""
+
+import copy
+
+
+def disk(name, order=None, kind='disk', bus=None):
+    device = {'name': name, kind: {'bus': bus} if bus else {}}
+    if order is not None:
+        device['bootOrder'] = order
+    return device
+
+
+def nic(name, order=None, mac=None):
+    device = {'name': name, 'bridge': {}}
+    if order is not None:
+        device['bootOrder'] = order
+    if mac:
+        device['macAddress'] = mac
+    return device
+
+
+def vm(name='node-0', namespace='lab', disks=(), interfaces=(),
+       strategy='Halted', domain=None, status=None, annotations=None,
+       volumes=(), templates=(), created='2024-01-01T00:00:00Z', **spec):
+    """A VirtualMachine dict; ``strategy=None`` leaves runStrategy out."""
+    dom = {'devices': {'disks': list(disks),
+                       'interfaces': list(interfaces)}}
+    dom.update(copy.deepcopy(domain or {}))
+    obj = {
+        'apiVersion': 'kubevirt.io/v1', 'kind': 'VirtualMachine',
+        'metadata': {'name': name, 'namespace': namespace,
+                     'uid': 'vm-uid-' + name, 'resourceVersion': '7',
+                     'creationTimestamp': created},
+        'spec': {'template': {'spec': {'domain': dom,
+                                       'volumes': list(volumes)}},
+                 'dataVolumeTemplates': list(templates)},
+        'status': dict(status or {}),
+    }
+    if strategy is not None:
+        obj['spec']['runStrategy'] = strategy
+    obj['spec'].update(spec)
+    if annotations is not None:
+        obj['metadata']['annotations'] = dict(annotations)
+    return obj
+
+
+def vmi(phase='Running', uid='vmi-1', conditions=(), deleting=False,
+        grace=None, interfaces=()):
+    obj = {'metadata': {'name': 'node-0', 'namespace': 'lab', 'uid': uid},
+           'spec': {},
+           'status': {'phase': phase,
+                      'conditions': [{'type': c, 'status': 'True'}
+                                     for c in conditions],
+                      'interfaces': list(interfaces)}}
+    if deleting:
+        obj['metadata']['deletionTimestamp'] = '2024-01-01T00:00:01Z'
+    if grace is not None:
+        obj['spec']['terminationGracePeriodSeconds'] = grace
+    return obj
+
+
+def orders(obj):
+    """{'disks/<name>' | 'interfaces/<name>': bootOrder or None}."""
+    dev = obj['spec']['template']['spec']['domain']['devices']
+    return {'%s/%s' % (section, d['name']): d.get('bootOrder')
+            for section in ('disks', 'interfaces')
+            for d in dev.get(section, [])}

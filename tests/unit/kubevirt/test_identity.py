@@ -1,0 +1,50 @@
+import uuid
+
+import pytest
+from tests.unit.kubevirt import fixtures as fx
+
+from sushy_kubevirt.kubevirt import identity
+
+
+def test_legacy_firmware_uuid():
+    value = identity.legacy_firmware_uuid('node-0')
+    assert value == '64b7b60f-6d3b-5157-bcbf-7c281949040d'
+    parsed = uuid.UUID(value)
+    assert parsed.version == 5
+    assert value == str(uuid.uuid5(
+        uuid.UUID(identity.LEGACY_NAMESPACE_UUID), 'node-0'))
+    assert identity.legacy_firmware_uuid('node-1') != value
+
+
+@pytest.mark.parametrize('firmware, expected', [
+    ({'uuid': '5B0D2F3A-0000-4000-8000-000000000001'},
+     '5b0d2f3a-0000-4000-8000-000000000001'),
+    ({'uuid': 'not-a-uuid'}, 'not-a-uuid'),
+    ({'uuid': ''}, '64b7b60f-6d3b-5157-bcbf-7c281949040d'),
+    ({}, '64b7b60f-6d3b-5157-bcbf-7c281949040d'),
+    (None, '64b7b60f-6d3b-5157-bcbf-7c281949040d'),
+])
+def test_firmware_uuid(firmware, expected):
+    vm = fx.vm(domain={'firmware': firmware} if firmware is not None
+               else None)
+    assert identity.firmware_uuid(vm) == expected
+
+
+def test_serial_key_aliases():
+    vm = fx.vm(domain={'firmware': {'serial': 'SN1'}})
+    assert identity.serial(vm) == 'SN1'
+    assert identity.serial(fx.vm()) is None
+    assert identity.key(vm) == ('lab', 'node-0')
+    assert identity.aliases(vm) == ['node-0', 'lab.node-0']
+
+
+def test_pick():
+    a = fx.vm(namespace='b', created='2024-01-02T00:00:00Z')
+    b = fx.vm(namespace='a', created='2024-01-03T00:00:00Z')
+    c = fx.vm(namespace='c', created='2024-01-02T00:00:00Z')
+    d = fx.vm(namespace='0', created=None)
+    del d['metadata']['creationTimestamp']
+    assert identity.pick([b, c, a, d]) is a, 'oldest, then namespace'
+    assert identity.pick([d, b]) is b, 'missing timestamp sorts last'
+    assert identity.pick([c, a]) is identity.pick([a, c])
+    assert identity.pick([]) is None

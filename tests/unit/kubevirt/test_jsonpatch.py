@@ -1,0 +1,87 @@
+import json
+
+import pytest
+from tests.unit.kubevirt import fixtures as fx
+
+from sushy_kubevirt.kubevirt import bios
+from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import firmware
+from sushy_kubevirt.kubevirt import jsonpatch as jp
+
+
+@pytest.mark.parametrize('token, escaped', [
+    ('plain', 'plain'),
+    ('sushy-kubevirt.io/boot-once', 'sushy-kubevirt.io~1boot-once'),
+    ('a~b', 'a~0b'),
+    ('~/', '~0~1'),
+    ('~1', '~01'),
+    (3, '3'),
+])
+def test_escape_roundtrip(token, escaped):
+    assert jp.escape(token) == escaped
+    assert jp.unescape(escaped) == str(token)
+
+
+def test_path_and_builders():
+    path = jp.path('metadata', 'annotations', 'a/b~c')
+    assert path == '/metadata/annotations/a~1b~0c'
+    assert jp.path() == ''
+    assert jp.test(path, 'x') == {'op': 'test', 'path': path, 'value': 'x'}
+    assert jp.add(path, 1) == {'op': 'add', 'path': path, 'value': 1}
+    assert jp.replace(path, 2) == {'op': 'replace', 'path': path,
+                                   'value': 2}
+    assert jp.remove(path) == {'op': 'remove', 'path': path}
+
+
+DOC = {'a': {'b': [1, 2]}, 'm': {'x/y': 1, 'k~': 2}}
+
+
+@pytest.mark.parametrize('ops, expected', [
+    ([jp.add('/a/b/1', 9)], {'a': {'b': [1, 9, 2]}}),
+    ([jp.add('/a/b/-', 3)], {'a': {'b': [1, 2, 3]}}),
+    ([jp.add('/a/c', {'d': 1})], {'a': {'b': [1, 2], 'c': {'d': 1}}}),
+    ([jp.add('/a/b', 0)], {'a': {'b': 0}}),
+    ([jp.replace('/a/b/0', 5)], {'a': {'b': [5, 2]}}),
+    ([jp.remove('/a/b/0')], {'a': {'b': [2]}}),
+    ([jp.remove('/m/x~1y'), jp.replace('/m/k~0', 3)], {'m': {'k~': 3}}),
+    ([jp.test('/a/b', [1, 2]), jp.remove('/a')], {'m': DOC['m']}),
+    ([{'op': 'move', 'from': '/a/b/0', 'path': '/a/z'}],
+     {'a': {'b': [2], 'z': 1}}),
+    ([{'op': 'copy', 'from': '/a/b', 'path': '/a/z'}],
+     {'a': {'b': [1, 2], 'z': [1, 2]}}),
+])
+def test_apply(ops, expected):
+    result = jp.apply(DOC, ops)
+    for key, value in expected.items():
+        assert result[key] == value
+    assert DOC['a']['b'] == [1, 2]  # input untouched
+
+
+@pytest.mark.parametrize('op', [
+    jp.test('/a/b', [2, 1]),
+    jp.replace('/a/missing', 1),
+    jp.remove('/a/b/2'),
+    jp.add('/a/b/3', 1),
+    jp.add('/nope/x', 1),
+    jp.add('/a/b/01', 1),
+    {'op': 'frobnicate', 'path': '/a'},
+    {'op': 'add', 'path': 'no-slash', 'value': 1},
+])
+def test_apply_errors(op):
+    with pytest.raises(jp.PatchError):
+        jp.apply(DOC, [op])
+
+
+def test_ops_agree_with_the_simulator_applier():
+    """Cross-check with the simulator's independent RFC 6902 code."""
+    simulator = pytest.importorskip('sushy_kubevirt.simulator.patch')
+    vm = fx.vm(disks=[fx.disk('root'), fx.disk('cd', 3, kind='cdrom')],
+               interfaces=[fx.nic('n', 2)], annotations={'a/b': 'c'})
+    for ops in (boot.boot_device_ops(vm, 'Hdd'),
+                boot.boot_once_ops(vm, 'Cd', 'uid'),
+                firmware.boot_mode_ops(vm, 'UEFI', secure=True),
+                bios.set_bios_ops(vm, {'NumCores': '4'}),
+                [jp.remove(jp.path('metadata', 'annotations', 'a/b'))]):
+        assert ops
+        expected = simulator.json_patch(vm, json.dumps(ops).encode())
+        assert jp.apply(vm, ops) == expected

@@ -1,0 +1,237 @@
+import itertools
+
+import pytest
+from tests.unit.kubevirt import fixtures as fx
+
+from sushy_kubevirt.kubevirt import jsonpatch
+from sushy_kubevirt.kubevirt import power
+
+Call = power.Call
+
+
+def _vm(strategy='Halted', pending=(), printable=None, conditions=(),
+        domain=None, **kw):
+    status = {'stateChangeRequests': [{'action': a} for a in pending]}
+    if printable:
+        status['printableStatus'] = printable
+    status['conditions'] = [{'type': c, 'status': 'True'}
+                            for c in conditions]
+    return fx.vm(strategy=strategy, status=status, domain=domain, **kw)
+
+
+@pytest.mark.parametrize('vm, vmi, expected', [
+    (_vm('Halted'), None, 'Off'),
+    (_vm('Halted', printable='Starting'), None, 'Off'),
+    (_vm('Always'), None, 'PoweringOn'),
+    (_vm('Always'), fx.vmi('Failed'), 'PoweringOn'),
+    (_vm('Always'), fx.vmi('Running'), 'On'),
+    (_vm('Always'), fx.vmi('Unknown'), 'On'),
+    (_vm('Always'), fx.vmi('Running', conditions=['Paused']), 'Paused'),
+    (_vm('Always'), fx.vmi('Pending'), 'PoweringOn'),
+    (_vm('Always'), fx.vmi('Scheduling'), 'PoweringOn'),
+    (_vm('Always'), fx.vmi('Scheduled'), 'PoweringOn'),
+    (_vm('Always'), fx.vmi(''), 'PoweringOn'),
+    (_vm('Always', printable='Stopping'), fx.vmi(), 'PoweringOff'),
+    (_vm('Always', printable='Terminating'), fx.vmi(), 'PoweringOff'),
+    (_vm('Always'), fx.vmi(deleting=True), 'PoweringOff'),
+    (_vm('Halted'), fx.vmi(), 'PoweringOff'),
+    (_vm('Manual', ['Stop']), fx.vmi(), 'PoweringOff'),
+    (_vm('Manual', ['Start']), None, 'PoweringOn'),
+    (_vm('Manual', ['Stop', 'Start']), fx.vmi('Succeeded'), 'PoweringOn'),
+    (_vm('Manual', ['Stop']), fx.vmi('Succeeded'), 'Off'),
+    (_vm('Manual'), fx.vmi('Succeeded'), 'Off'),
+    (_vm('Manual'), None, 'Off'),
+    (_vm('Manual', printable='Provisioning'), None, 'PoweringOn'),
+    (_vm('Manual', printable='WaitingForVolumeBinding'), None,
+     'PoweringOn'),
+    (_vm('Manual', printable='Stopped'), None, 'Off'),
+    (_vm('RerunOnFailure'), fx.vmi('Failed'), 'PoweringOn'),
+    (_vm('RerunOnFailure'), fx.vmi('Succeeded'), 'Off'),
+    (_vm('Once'), None, 'PoweringOn'),
+    (_vm('Once'), fx.vmi('Succeeded'), 'Off'),
+    (_vm(None, running=True), None, 'PoweringOn'),
+    (_vm(None, running=True), fx.vmi(), 'On'),
+    (_vm(None, running=False), None, 'Off'),
+    (_vm(None), None, 'Off'),
+])
+def test_power_state(vm, vmi, expected):
+    assert power.power_state(vm, vmi) == expected
+    assert expected in power.POWER_STATES
+
+
+STOP0 = Call('vm', 'stop', {'gracePeriod': 0})
+STOP = Call('vm', 'stop', {})
+START = Call('vm', 'start', {})
+RESTART = Call('vm', 'restart', {})
+RESTART0 = Call('vm', 'restart', {'gracePeriodSeconds': 0})
+ONCE_TO_ALWAYS = Call('vm', 'patch', [
+    jsonpatch.test('/spec/runStrategy', 'Once'),
+    jsonpatch.replace('/spec/runStrategy', 'Always')])
+AGENT = ['AgentConnected']
+
+
+@pytest.mark.parametrize('reset, vm, vmi, expected', [
+    ('On', _vm('Halted'), None, [START]),
+    ('ForceOn', _vm('Halted'), fx.vmi('Succeeded'), [START]),
+    ('On', _vm(None, running=False), None, [START]),
+    ('On', _vm('Manual'), fx.vmi('Succeeded'), [START]),
+    ('On', _vm('RerunOnFailure'), fx.vmi('Succeeded'), [START]),
+    ('On', _vm('Once'), fx.vmi('Succeeded'), [ONCE_TO_ALWAYS]),
+    ('On', _vm('Always'), fx.vmi(), []),
+    ('On', _vm('Always'), fx.vmi('Scheduling'), []),
+    ('On', _vm('Always'), None, []),
+    ('ForceOn', _vm('Always'), fx.vmi(conditions=['Paused']),
+     [Call('vmi', 'unpause', {})]),
+    ('ForceOff', _vm('Always'), fx.vmi(), [STOP0]),
+    ('ForceOff', _vm('Always'), fx.vmi(conditions=['Paused']), [STOP0]),
+    ('ForceOff', _vm('Halted'), None, []),
+    ('ForceOff', _vm('Halted'), fx.vmi(grace=180), [STOP0]),
+    ('ForceOff', _vm('Halted'), fx.vmi(), [STOP0]),
+    ('ForceOff', _vm('Halted'), fx.vmi(grace=0), []),
+    ('ForceOff', _vm('Manual', ['Stop']), fx.vmi(grace=30), [STOP0]),
+    ('ForceOff', _vm('Always'), None, [STOP0]),
+    ('ForceOff', _vm('Always'), fx.vmi('Pending'), [STOP0]),
+    ('GracefulShutdown', _vm('Always'), fx.vmi(), [STOP]),
+    ('GracefulShutdown', _vm('Halted'), fx.vmi(grace=180), []),
+    ('GracefulShutdown', _vm('Halted'), None, []),
+    ('GracefulShutdown', _vm('Once'), None, [STOP]),
+    ('GracefulRestart', _vm('Always'), fx.vmi(conditions=AGENT),
+     [Call('vmi', 'softreboot', {})]),
+    ('GracefulRestart', _vm('Always', conditions=['RestartRequired']),
+     fx.vmi(conditions=AGENT), [RESTART]),
+    ('GracefulRestart',
+     _vm('Always', conditions=['RestartRequired'],
+         domain={'rebootPolicy': 'Terminate'}),
+     fx.vmi(conditions=AGENT), [Call('vmi', 'softreboot', {})]),
+    ('GracefulRestart', _vm('Always'), fx.vmi(), [RESTART]),
+    ('GracefulRestart', _vm('Always'),
+     fx.vmi(conditions=AGENT + ['Paused']), [RESTART]),
+    ('GracefulRestart', _vm('Halted'), None, [START]),
+    ('GracefulRestart', _vm('Always'), None, []),
+    ('GracefulRestart', _vm('Once'), fx.vmi(), [ONCE_TO_ALWAYS, RESTART]),
+    ('GracefulRestart', _vm('Once'), fx.vmi(conditions=AGENT),
+     [Call('vmi', 'softreboot', {})]),
+    ('ForceRestart', _vm('Always'), fx.vmi(conditions=AGENT), [RESTART0]),
+    ('ForceRestart', _vm('Manual'), fx.vmi(), [RESTART0]),
+    ('ForceRestart', _vm('Always'), fx.vmi('Scheduling'), [RESTART0]),
+    ('ForceRestart', _vm('Halted'), None, [START]),
+    ('ForceRestart', _vm('Once'), fx.vmi(), [ONCE_TO_ALWAYS, RESTART0]),
+    ('ForceRestart', _vm('Once'), fx.vmi('Succeeded'), [ONCE_TO_ALWAYS]),
+    ('PushPowerButton', _vm('Always'), fx.vmi(), [STOP]),
+    ('PushPowerButton', _vm('Always'), None, [STOP]),
+    ('PushPowerButton', _vm('Halted'), None, [START]),
+])
+def test_reset_plan(reset, vm, vmi, expected):
+    assert power.reset_plan(reset, vm, vmi) == expected
+
+
+@pytest.mark.parametrize('reset, vm, vmi', [
+    ('On', _vm('Halted'), fx.vmi()),
+    ('ForceOn', _vm('Always', printable='Stopping'), fx.vmi()),
+    ('GracefulRestart', _vm('Halted'), fx.vmi()),
+    ('ForceRestart', _vm('Manual', ['Stop']), fx.vmi()),
+    ('PushPowerButton', _vm('Halted'), fx.vmi()),
+    ('ForceOff', _vm('Manual', ['Start']), None),
+    ('GracefulShutdown', _vm('Manual', printable='Starting'), None),
+])
+def test_transition_in_progress(reset, vm, vmi):
+    with pytest.raises(power.TransitionInProgress) as exc:
+        power.reset_plan(reset, vm, vmi)
+    assert reset in str(exc.value)
+    assert exc.value.status == 409
+
+
+@pytest.mark.parametrize('reset', ['Nmi', 'PowerCycle', 'Suspend'])
+def test_not_supported(reset):
+    with pytest.raises(power.NotSupported) as exc:
+        power.reset_plan(reset, _vm('Always'), fx.vmi())
+    assert reset in str(exc.value)
+    assert exc.value.status == 400
+
+
+@pytest.mark.parametrize('reset', [None, '', 'on', 'Reboot', 7])
+def test_unknown_reset_type(reset):
+    with pytest.raises(power.UnknownResetType):
+        power.reset_plan(reset, _vm('Always'), fx.vmi())
+
+
+# --- Every planned call must be one KubeVirt's virt-api accepts. ---
+
+def _final(vmi):
+    return vmi is None or vmi['status']['phase'] in ('Succeeded', 'Failed')
+
+
+def _kubevirt_accepts(call, vm, vmi):
+    """The 409 rules of KubeVirt's subresource.go (see reference §2.2)."""
+    strategy = power.run_strategy(vm)
+    conditions = {c['type'] for c in
+                  (vmi or {}).get('status', {}).get('conditions', [])}
+    if call.action == 'patch':
+        return call.target == 'vm'
+    if call.action == 'start':
+        if strategy in ('Always', 'Once') or not _final(vmi):
+            return False
+        return not (strategy == 'RerunOnFailure' and vmi is not None
+                    and vmi['status']['phase'] == 'Failed')
+    if call.action == 'stop':
+        if strategy in ('Always', 'Once'):
+            return True
+        if _final(vmi):
+            return False
+        if strategy == 'Halted':
+            old = vmi['spec'].get('terminationGracePeriodSeconds')
+            new = call.body.get('gracePeriod')
+            return new is not None and (old is None or new < old)
+        return True
+    if call.action == 'restart':
+        return strategy not in ('Halted', 'Once') and not _final(vmi)
+    running = vmi is not None and vmi['status']['phase'] == 'Running'
+    if call.action == 'softreboot':
+        return running and 'Paused' not in conditions
+    if call.action == 'unpause':
+        return running and 'Paused' in conditions
+    return False
+
+
+STRATEGIES = ['Always', 'Halted', 'Manual', 'RerunOnFailure', 'Once',
+              'running-true', 'running-false']
+VMIS = [None, fx.vmi('Pending'), fx.vmi(), fx.vmi(grace=0),
+        fx.vmi(conditions=['Paused']), fx.vmi(conditions=AGENT),
+        fx.vmi('Succeeded'), fx.vmi('Failed'), fx.vmi(deleting=True)]
+PENDING = [(), ('Start',), ('Stop',), ('Stop', 'Start')]
+EXPECTED_EMPTY = {
+    'On': ('On', 'PoweringOn'), 'ForceOn': ('On', 'PoweringOn'),
+    'ForceOff': ('Off', 'PoweringOff'),
+    'GracefulShutdown': ('Off', 'PoweringOff'),
+    'GracefulRestart': ('PoweringOn',), 'ForceRestart': ('PoweringOn',),
+    'PushPowerButton': (),
+}
+
+
+def _matrix_vm(strategy, pending):
+    if strategy.startswith('running-'):
+        return _vm(None, pending, running=strategy == 'running-true')
+    return _vm(strategy, pending)
+
+
+@pytest.mark.parametrize('strategy', STRATEGIES)
+def test_every_plan_is_accepted_by_kubevirt(strategy):
+    for pending, vmi, reset in itertools.product(
+            PENDING, VMIS, power.SUPPORTED_RESET_TYPES):
+        vm = _matrix_vm(strategy, pending)
+        state = power.power_state(vm, vmi)
+        try:
+            plan = power.reset_plan(reset, vm, vmi)
+        except power.TransitionInProgress:
+            assert state in ('PoweringOn', 'PoweringOff'), (reset, state)
+            continue
+        if not plan:
+            assert state in EXPECTED_EMPTY[reset], (reset, state)
+        for call in plan:
+            assert _kubevirt_accepts(call, vm, vmi), (reset, state, call)
+            if call.action == 'patch':
+                # Only runStrategy, never together with spec.running.
+                assert 'running' not in vm['spec']
+                paths = {op['path'] for op in call.body}
+                assert paths == {'/spec/runStrategy'}
+                vm = jsonpatch.apply(vm, call.body)
