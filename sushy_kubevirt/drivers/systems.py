@@ -17,6 +17,7 @@ from sushy_kubevirt import config
 from sushy_kubevirt.drivers import bootonce
 from sushy_kubevirt.drivers import errors
 from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kube import cluster as cluster_mod
 from sushy_kubevirt.kube import errors as kube_errors
 from sushy_kubevirt.kube import writes
@@ -138,7 +139,9 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def set_power_state(self, identity_, state):
         vm = self._vm(identity_)
         namespace, name = identity.key(vm)
-        for call in power.reset_plan(state, vm, self._vmi(vm)):
+        calls = power.reset_plan(state, vm, self._vmi(vm))
+        vmedia.check_power_on(self.cluster, vm, calls)
+        for call in calls:
             try:
                 self._perform(namespace, name, call)
             except kube_errors.Conflict as exc:
@@ -156,6 +159,18 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         else:
             self.cluster.vmi_subresource(namespace, name, call.action,
                                          call.body)
+
+    # virtual media (sushy_kubevirt.drivers.vmedia does the work)
+
+    @errors.translate
+    def set_boot_image(self, identity_, device, boot_image=None,
+                       write_protected=True):
+        if self._config.get(VMEDIA_KEY) != 'kubevirt':
+            raise error.NotSupportedError(
+                'Virtual media needs SUSHY_EMULATOR_VMEDIA_DRIVER = '
+                "'kubevirt'")
+        vmedia.set_boot_image(self, identity_, device, boot_image,
+                              write_protected)
 
     # boot device
 
