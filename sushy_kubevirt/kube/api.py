@@ -118,9 +118,20 @@ class Api:
         if not isinstance(operations, list) or not operations:
             raise ValueError('a JSON patch is a non-empty list, got %r'
                              % (operations,))
-        return self._call('patch', resource.plural, 'PATCH',
-                          resource.path(namespace, name), body=operations,
-                          content_type=JSON_PATCH)
+        try:
+            return self._call('patch', resource.plural, 'PATCH',
+                              resource.path(namespace, name),
+                              body=operations, content_type=JSON_PATCH)
+        except errors.Invalid as exc:
+            # kube answers a failed ``test`` with a bare 422: with a leading
+            # test that is (almost always) the object having changed.
+            if operations[0].get('op') == 'test' and \
+                    errors.patch_not_applicable(exc):
+                raise errors.Conflict(
+                    '%s (the JSON patch did not apply: a test failed or a '
+                    'path is missing)' % exc.message, status=422,
+                    reason=exc.reason) from exc
+            raise
 
     def put_subresource(self, resource, namespace, name, action, body=None):
         """PUT ``.../{name}/{action}`` (e.g. subresources.kubevirt.io)."""

@@ -53,8 +53,21 @@ _BY_STATUS = {403: Forbidden, 404: NotFound, 409: Conflict, 410: Gone,
               422: Invalid, 429: TooManyRequests}
 
 
+#: kube-apiserver's whole answer when a JSON patch does not apply (a
+#: failed ``test`` included): the library's text is dropped.
+PATCH_NOT_APPLICABLE = ('the server rejected our request due to an error '
+                        'in our request')
+
+
 def _is_failed_test(status, message):
     return status == 422 and 'test failed' in message.lower()
+
+
+def patch_not_applicable(exc):
+    """Whether ``exc`` is the answer to a JSON patch that did not apply."""
+    return (isinstance(exc, Conflict) and exc.status == 422) or (
+        isinstance(exc, Invalid) and exc.message == PATCH_NOT_APPLICABLE
+        and not exc.details.get('causes'))
 
 
 def _retry_after(headers, details):

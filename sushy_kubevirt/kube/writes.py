@@ -34,12 +34,20 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=5):
         operations = build_ops(vm)
         if not operations:
             return vm
+        tested = vm['metadata']['resourceVersion']
         try:
             return cluster.patch_vm(namespace, name, _guard(vm, operations))
-        except errors.Conflict:
+        except errors.Conflict as exc:
             if attempt == retries - 1:
                 raise
             vm = cluster.get_vm_live(namespace, name)
+            if errors.patch_not_applicable(exc) and \
+                    vm['metadata']['resourceVersion'] == tested:
+                # The test held, so the operations themselves are wrong.
+                raise errors.Invalid(
+                    'JSON patch %r does not apply to %s/%s'
+                    % (operations, namespace, name), status=422,
+                    reason='Invalid') from exc
 
 
 def retry_on_conflict(fn, retries=5, delay=0.01, sleep=time.sleep):

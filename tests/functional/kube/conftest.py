@@ -1,0 +1,99 @@
+"""A simulator, a kubeconfig for it and Clusters with tiny timings."""
+
+import threading
+import time
+
+from kubernetes import client as k8s_client
+from kubernetes import config as k8s_config
+import pytest
+
+from sushy_kubevirt import config
+from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.kube import reflector
+from sushy_kubevirt.simulator import Simulator
+
+TIMINGS = reflector.Timings(backoff_initial=0.05, backoff_cap=0.2,
+                            backoff_reset=5.0, watch_timeout=(1, 1),
+                            read_timeout=3.0, short_watch=0.2)
+
+
+def wait_for(predicate, timeout=10.0, interval=0.02):
+    """Poll ``predicate()`` until it is true; return its value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        assert time.monotonic() < deadline, 'condition not met in time'
+        time.sleep(interval)
+
+
+def our_threads():
+    return [t for t in threading.enumerate()
+            if t.name.startswith(('reflector ', 'dispatcher '))]
+
+
+@pytest.fixture
+def sim_factory():
+    sims = []
+
+    def make(**kwargs):
+        kwargs.setdefault('bookmark_interval', 0.2)
+        kwargs.setdefault('min_request_timeout', 2.0)
+        sim = Simulator(**kwargs).start()
+        sims.append(sim)
+        return sim
+
+    yield make
+    for sim in sims:
+        sim.stop()
+
+
+@pytest.fixture
+def sim(sim_factory):
+    return sim_factory(vms=4)
+
+
+@pytest.fixture
+def cluster_factory(tmp_path):
+    clusters = []
+
+    def make(sim, datavolumes=False, timings=TIMINGS, **settings):
+        path = sim.write_kubeconfig(tmp_path / ('kc-%d' % len(clusters)))
+        settings.setdefault('namespaces', ('default',))
+        cluster = cluster_mod.Cluster(
+            config.Settings(kubeconfig=str(path), **settings),
+            datavolumes=datavolumes, timings=timings)
+        clusters.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in clusters:
+        cluster.stop()
+    assert our_threads() == []
+
+
+@pytest.fixture
+def cluster(sim, cluster_factory):
+    cluster = cluster_factory(sim)
+    assert cluster.wait_for_sync(10)
+    return cluster
+
+
+@pytest.fixture
+def custom_api(sim, tmp_path):
+    """The official client, as another user of the cluster would use it."""
+    cfg = k8s_client.Configuration()
+    k8s_config.load_kube_config(
+        config_file=str(sim.write_kubeconfig(tmp_path / 'other')),
+        client_configuration=cfg)
+    api_client = k8s_client.ApiClient(cfg)
+    yield k8s_client.CustomObjectsApi(api_client)
+    api_client.close()
+
+
+def kube_calls(sim, verb=None, resource='virtualmachines', **filters):
+    """Request-log entries other than watches (or only ``verb``)."""
+    return sim.request_log.entries(
+        resource=resource,
+        verb=verb if verb else (lambda v: v != 'watch'), **filters)
