@@ -17,6 +17,11 @@ needs; every other driver keeps the stock behaviour.
   template's constant ``Continuous``.
 - ``GET /redfish/v1/Managers/<id>``: ``ServiceEntryPointUUID`` is the service
   root's UUID instead of null.
+- ``POST .../VirtualMedia.InsertMedia``: a body that is not a JSON object
+  is a 400 (the stock route would fail with a 500).
+- ``GET /redfish/v1/Systems/<id>/VirtualMedia/<device>``: adds the vmedia
+  driver's ``get_device_status(identity, device)`` properties (import
+  ``Status`` and an ``Oem`` section).
 """
 
 import json
@@ -35,6 +40,7 @@ _BOOT_KEYS = frozenset((
     'BootSourceOverrideEnabled', 'BootSourceOverrideTarget',
     'BootSourceOverrideMode', 'HttpBootUri'))
 _SYSTEM_KEYS = frozenset(('Boot', 'IndicatorLED'))
+VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
 _G_ENABLED = 'sushy_kubevirt_boot_override_enabled'
 _METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
@@ -147,6 +153,17 @@ def _manager_body(app, key, response):
     _rewrite_json(response, edit)
 
 
+def _virtual_media_body(app, response):
+    if not app.config.get(VMEDIA_KEY):
+        return
+    extra = getattr(app.vmedia, 'get_device_status', None)
+    if extra is None:
+        return
+    args = flask.request.view_args
+    properties = extra(args['identity'], args['device'])
+    _rewrite_json(response, lambda body: body.update(properties) or True)
+
+
 def before_request(app, key):
     """Serve /metrics; validate and prepare a System PATCH."""
     request = flask.request
@@ -154,6 +171,10 @@ def before_request(app, key):
         return _metrics(app, key)
     if request.endpoint == 'system_resource' and request.method == 'PATCH':
         _prepare_system_patch(app, key)
+    if (request.endpoint == 'VirtualMedia.virtual_media_insert'
+            and app.config.get(VMEDIA_KEY)
+            and not isinstance(request.get_json(), dict)):
+        raise error.BadRequest('The InsertMedia body must be a JSON object')
     return None
 
 
@@ -167,6 +188,8 @@ def after_request(app, key, response):
             _system_body(app, key, response)
         elif request.endpoint == 'manager_resource':
             _manager_body(app, key, response)
+        elif request.endpoint == 'VirtualMedia.virtual_media_resource':
+            _virtual_media_body(app, response)
     except (error.FishyError, ValueError) as exc:
         app.logger.warning('Could not extend %s: %s', request.path, exc)
     return response

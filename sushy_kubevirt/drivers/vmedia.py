@@ -341,15 +341,36 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
 
     @errors.translate
     def get_device_status(self, identity, device):
-        """Import progress and error of the tray (for an Oem section)."""
+        """Properties added to the VirtualMedia resource (routes hook).
+
+        ``Status`` (VirtualMedia v1.4): State Enabled, or Starting while
+        the image imports; Health Critical with the error as a Condition
+        when the import failed. ``Oem.SushyKubevirt``: the DataVolume's
+        phase, progress and error.
+        """
         _device(device)
         vm = find_vm(self._systems, identity)
         dv = _tray_datavolume(self._cluster, vm, device)
         state = media.media_state(vm, dv)
-        return {'ImportPhase': fields.get(dv, 'status', 'phase')
-                if state.image else None,
-                'ImportProgress': state.progress if state.image else None,
-                'ImportError': state.error}
+        phase = fields.get(dv, 'status', 'phase') if state.image else None
+        status = {'State': 'Enabled', 'Health': 'OK'}
+        if state.image and phase != media.SUCCEEDED:
+            status['State'] = 'Starting'
+        if state.error:
+            status['Health'] = 'Warning' if phase != media.FAILED \
+                else 'Critical'
+            status['Conditions'] = [{
+                'MessageId': 'Base.1.0.GeneralError',
+                'Message': 'Image import: %s' % state.error,
+                'Severity': status['Health']}]
+        return {'Status': status,
+                'Oem': {'SushyKubevirt': {
+                    'DataVolume': fields.get(dv, 'metadata', 'name')
+                    if state.image else None,
+                    'ImportPhase': phase,
+                    'ImportProgress': state.progress if state.image
+                    else None,
+                    'ImportError': state.error}}}
 
     def update_device_info(self, identity, device, verify=False):
         _device(device)
