@@ -13,6 +13,7 @@ import tempfile
 
 from sushy_tools.emulator import main as emulator
 
+from sushy_kubevirt.drivers import systems
 from sushy_kubevirt import plugin
 from sushy_kubevirt import simulator
 
@@ -75,6 +76,7 @@ def main(argv=None):
         try:
             return emulator.main()
         finally:
+            systems.stop_clusters()
             sim.stop()
 
 

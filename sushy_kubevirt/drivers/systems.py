@@ -51,6 +51,15 @@ def shared_cluster(settings, datavolumes, logger):
         return _clusters[key]
 
 
+def stop_clusters():
+    """Stop every Cluster of this process (threads and connections)."""
+    with _clusters_lock:
+        clusters = list(_clusters.values())
+        _clusters.clear()
+    for cluster in clusters:
+        cluster.stop()
+
+
 class KubeVirtDriver(base.AbstractSystemsDriver):
     """Redfish Systems backed by KubeVirt VirtualMachines."""
 

@@ -1,0 +1,65 @@
+"""A simulator with spare VMs, and the emulator served in-process."""
+
+import itertools
+
+import pytest
+import sushy
+from tests.functional.emulator import harness
+
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.simulator import Simulator
+
+VMS = 24
+FAST = {'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1}
+
+
+class Machine:
+    """A seeded VM handed to one test: ``name``, ``uuid``, ``url``."""
+
+    def __init__(self, sim, name):
+        self.name = name
+        self.uuid = identity.firmware_uuid(harness.vm(sim, name))
+        self.path = '/redfish/v1/Systems/%s' % self.uuid
+
+
+@pytest.fixture(scope='module')
+def sim():
+    simulator = Simulator(vms=VMS, stage_delays=FAST).start()
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+
+
+@pytest.fixture(scope='module')
+def machines(sim):
+    names = ('vm-%05d' % i for i in itertools.count())
+    return lambda: Machine(sim, next(names))
+
+
+@pytest.fixture
+def machine(machines):
+    return machines()
+
+
+@pytest.fixture(scope='module')
+def config_file(sim, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('emulator')
+    kubeconfig = sim.write_kubeconfig(str(tmp / 'kubeconfig'))
+    return harness.write_config(tmp / 'emulator.conf', kubeconfig)
+
+
+@pytest.fixture(scope='module')
+def emulator(config_file):
+    server = harness.InProcess(config_file).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redfish(emulator):
+    """A sushy client, the Redfish library Ironic uses."""
+    return sushy.Sushy(emulator.url + '/redfish/v1/',
+                       server_side_retries=0)

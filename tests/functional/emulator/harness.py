@@ -1,0 +1,173 @@
+"""Run the emulator against the simulator over real HTTP.
+
+Three ways as subprocesses (``sushy-emulator --config``, gunicorn with
+``SUSHY_EMULATOR_CONFIG``, ``sushy-kubevirt-emulator --config``), always
+terminated, and one fast in-process threaded server for feature tests.
+"""
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import requests
+from sushy_tools.emulator import main
+from werkzeug import serving
+
+from sushy_kubevirt.drivers import systems
+
+BIN = os.path.dirname(sys.executable)
+VM_GROUP = 'kubevirt.io'
+READY_TIMEOUT = 40.0
+MODES = ('sushy-emulator', 'gunicorn', 'sushy-kubevirt-emulator')
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        return sock.getsockname()[1]
+
+
+def write_config(path, kubeconfig=None, drivers=True, **extra):
+    lines = ['import sushy_kubevirt.plugin  # noqa']
+    if drivers:
+        lines += ["SUSHY_EMULATOR_SYSTEMS_DRIVER = 'kubevirt'",
+                  "SUSHY_EMULATOR_VMEDIA_DRIVER = 'kubevirt'"]
+    if kubeconfig:
+        lines.append('SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG = %r' % kubeconfig)
+    lines += ['%s = %r' % item for item in sorted(extra.items())]
+    with open(path, 'w') as out:
+        out.write('\n'.join(lines) + '\n')
+    return str(path)
+
+
+def wait_until(predicate, timeout=20.0, interval=0.1, what='condition'):
+    """Poll ``predicate()`` until it returns a truthy value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError('%s not met within %.0fs' % (what, timeout))
+        time.sleep(interval)
+
+
+def vm(sim, name, namespace='default'):
+    """The simulator's stored VirtualMachine (a copy)."""
+    rt = sim.store.resource(VM_GROUP, 'virtualmachines')
+    return sim.store.get(rt, namespace, name)
+
+
+def vmi(sim, name, namespace='default'):
+    rt = sim.store.resource(VM_GROUP, 'virtualmachineinstances')
+    return sim.store.try_get(rt, namespace, name)
+
+
+def api_calls(sim, **filters):
+    """Requests the simulator served, watches excluded."""
+    return [e for e in sim.request_log.entries(**filters)
+            if e.get('verb') != 'watch']
+
+
+class Process:
+    """An emulator subprocess in its own session, stopped on exit."""
+
+    def __init__(self, argv, port, log_path, env=None):
+        self.argv = argv
+        self.url = 'http://127.0.0.1:%d' % port
+        self.log_path = log_path
+        self.env = dict(os.environ, **(env or {}))
+        self.proc = None
+
+    def start(self):
+        with open(self.log_path, 'wb') as log:
+            self.proc = subprocess.Popen(
+                self.argv, stdout=log, stderr=subprocess.STDOUT,
+                env=self.env, start_new_session=True)
+        return self
+
+    def log(self):
+        with open(self.log_path, errors='replace') as log:
+            return log.read()
+
+    def wait_ready(self, timeout=READY_TIMEOUT):
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError('emulator exited with %s:\n%s'
+                                     % (self.proc.returncode, self.log()))
+            try:
+                return requests.get(self.url + '/redfish/v1/Systems',
+                                    timeout=5).status_code == 200
+            except requests.RequestException:
+                return False
+        wait_until(ready, timeout, 0.2, 'emulator ready')
+        return self
+
+    def wait_exit(self, timeout=READY_TIMEOUT):
+        try:
+            return self.proc.wait(timeout)
+        finally:
+            self.stop()
+
+    def stop(self):
+        if self.proc is None or self.proc.poll() is not None:
+            return
+        os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait(15)
+
+
+def emulator_process(mode, config, tmp_path, port=None):
+    """A :class:`Process` running the emulator the ``mode`` way."""
+    port = port or free_port()
+    env = {}
+    if mode == 'gunicorn':
+        argv = [os.path.join(BIN, 'gunicorn'), '-w', '2', '--threads', '2',
+                '-b', '127.0.0.1:%d' % port, '--graceful-timeout', '5',
+                'sushy_tools.emulator.main:app']
+        env['SUSHY_EMULATOR_CONFIG'] = config
+    else:
+        argv = [os.path.join(BIN, mode), '--config', config,
+                '-i', '127.0.0.1', '-p', str(port)]
+    return Process(argv, port, str(tmp_path / ('%s.log' % mode)), env)
+
+
+class InProcess:
+    """``main.app`` served by a threaded werkzeug server in this process."""
+
+    def __init__(self, config):
+        self.config = config
+        self._saved = None
+        self._server = None
+        self._thread = None
+        self.url = None
+
+    def start(self):
+        self._saved = dict(main.app.config)
+        main.app._cache = {}
+        main.app.configure(config_file=self.config)
+        main.app.systems.check()
+        self._server = serving.make_server('127.0.0.1', 0, main.app,
+                                           threaded=True)
+        self.url = 'http://127.0.0.1:%d' % self._server.server_port
+        self._thread = threading.Thread(target=self._server.serve_forever,
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self):
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._thread.join(10)
+        systems.stop_clusters()
+        main.app.config.clear()
+        main.app.config.update(self._saved)
+        main.app._cache = {}
