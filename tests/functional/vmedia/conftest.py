@@ -1,0 +1,177 @@
+"""Simulator + in-process emulator + a loopback image server.
+
+The emulator harness comes from tests/functional/emulator; this adds an
+HTTP server serving small ISO-like files and VirtualMedia helpers.
+"""
+
+import functools
+import http.server
+import itertools
+import threading
+
+import pytest
+import requests
+from tests.functional.emulator import harness
+
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.kubevirt import media
+from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator import Simulator
+
+VMS = 32
+#: VM stages fast; the import slow enough to be seen in progress.
+DELAYS = {'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1,
+          'ImportScheduled': 0.2, 'ImportInProgress': 1.0}
+NOT_FOUND = '/missing.iso'
+WRITES = ('create', 'update', 'patch', 'delete', 'start', 'stop', 'restart')
+
+
+def iso_bytes(label, size=64 * 1024):
+    """A small file with an ISO 9660 primary volume descriptor."""
+    data = bytearray(size)
+    data[0x8000:0x8006] = b'\x01CD001'
+    data[0x8028:0x8028 + len(label)] = label.encode()
+    return bytes(data)
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+
+    def log_message(self, *args):
+        pass
+
+
+class ImageServer:
+    """Serves ``files`` (name -> bytes) on 127.0.0.1; 404 for the rest."""
+
+    def __init__(self, root):
+        self.root = root
+        handler = functools.partial(_Quiet, directory=str(root))
+        self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+                                                      handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever,
+                                       daemon=True)
+        self.thread.start()
+
+    def add(self, name, label=None):
+        (self.root / name).write_bytes(iso_bytes(label or name))
+        return self.url(name)
+
+    def url(self, name):
+        return 'http://127.0.0.1:%d/%s' % (self.server.server_port,
+                                           name.lstrip('/'))
+
+    def stop(self):
+        self.server.shutdown()
+        self.server.server_close()
+        self.thread.join(10)
+
+
+class Machine:
+    """One seeded VM: Redfish paths and store accessors."""
+
+    def __init__(self, sim, base, name):
+        self.sim = sim
+        self.base = base
+        self.name = name
+        self.uuid = identity.firmware_uuid(harness.vm(sim, name))
+        self.path = '/redfish/v1/Systems/%s' % self.uuid
+        self.cd = self.path + '/VirtualMedia/Cd'
+        self.dv_name = media.datavolume_name(harness.vm(sim, name), 'Cd')
+
+    def url(self, path):
+        return self.base + path
+
+    def vm(self):
+        return harness.vm(self.sim, self.name)
+
+    def spec(self):
+        return self.vm()['spec']
+
+    def dv(self):
+        return self.sim.store.try_get(cdi.DV_RT, 'default', self.dv_name)
+
+    def datavolumes(self):
+        return [dv for dv in self.sim.store.list(cdi.DV_RT, 'default')[0]
+                if dv['metadata']['name'].startswith(self.name + '-vmedia')]
+
+    def insert(self, image, **extra):
+        return requests.post(
+            self.url(self.cd + '/Actions/VirtualMedia.InsertMedia'),
+            json=dict(extra, Image=image), timeout=30)
+
+    def eject(self):
+        return requests.post(
+            self.url(self.cd + '/Actions/VirtualMedia.EjectMedia'),
+            json={}, timeout=30)
+
+    def reset(self, reset_type):
+        return requests.post(
+            self.url(self.path + '/Actions/ComputerSystem.Reset'),
+            json={'ResetType': reset_type}, timeout=30)
+
+    def boot(self, target, enabled=None):
+        body = {'BootSourceOverrideTarget': target}
+        if enabled:
+            body['BootSourceOverrideEnabled'] = enabled
+        return requests.patch(self.url(self.path), json={'Boot': body},
+                              timeout=30)
+
+    def media(self):
+        answer = requests.get(self.url(self.cd), timeout=30)
+        assert answer.status_code == 200, answer.text
+        return answer.json()
+
+    def wait_phase(self, *phases, timeout=20.0):
+        return harness.wait_until(
+            lambda: (self.dv() or {}).get('status', {}).get('phase')
+            in phases and self.dv(), timeout, 0.02,
+            'DataVolume phase in %s' % (phases,))
+
+
+@pytest.fixture(scope='module')
+def sim():
+    simulator = Simulator(vms=VMS, stage_delays=DELAYS).start()
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+
+
+@pytest.fixture(scope='module')
+def images(tmp_path_factory):
+    server = ImageServer(tmp_path_factory.mktemp('images'))
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope='module')
+def emulator(sim, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('emulator')
+    kubeconfig = sim.write_kubeconfig(str(tmp / 'kubeconfig'))
+    config = harness.write_config(tmp / 'emulator.conf', kubeconfig,
+                                  SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT=2)
+    server = harness.InProcess(config).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope='module')
+def machines(sim, emulator):
+    names = ('vm-%05d' % i for i in itertools.count())
+    return lambda: Machine(sim, emulator.url, next(names))
+
+
+@pytest.fixture
+def machine(machines):
+    return machines()
+
+
+def writes(sim, **filters):
+    """Mutating Kubernetes API calls in the simulator's request log."""
+    return [e for e in harness.api_calls(sim, **filters)
+            if e.get('verb') in WRITES]
