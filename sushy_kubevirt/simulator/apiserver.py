@@ -330,6 +330,10 @@ class ApiServer:
         return agent.split('/')[0]
 
     def _admit(self, req, operation, new, old):
+        if req.rt.key == '/secrets' and 'stringData' in new:
+            data = new.setdefault('data', {})
+            for key, value in (new.pop('stringData') or {}).items():
+                data[key] = base64.b64encode(value.encode()).decode()
         for fn in self.sim.admission.get(req.rt.key, ()):
             fn(operation, new, old, req.user)
 
@@ -815,6 +819,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             entry['status'] = exc.code
             self._send_error(exc)
             return
+        except OSError:
+            raise
         except Exception as exc:  # noqa: broad: answer 500 like kube
             LOG.exception('simulator handler failed')
             error = st.internal(str(exc))
