@@ -135,6 +135,7 @@ class Api:
 
     def put_subresource(self, resource, namespace, name, action, body=None):
         """PUT ``.../{name}/{action}`` (e.g. subresources.kubevirt.io)."""
-        return self._call(action, '%s/%s' % (resource.plural, action), 'PUT',
+        return self._call('update', '%s/%s' % (resource.plural, action),
+                          'PUT',
                           resource.path(namespace, name, action),
                           body=body if body is not None else {})

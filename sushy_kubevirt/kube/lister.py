@@ -5,7 +5,11 @@ first list, reads go to the API server and are counted as live; after
 that the cache's answer is final, including "not found".
 """
 
+import logging
+
 from sushy_kubevirt.kube import errors
+
+LOG = logging.getLogger(__name__)
 
 
 class Lister:
@@ -38,22 +42,29 @@ class Lister:
             return None
 
     def list(self):
-        """Every object; nothing (and no call) while the server says 403."""
+        """Every object; nothing while the server answers 403."""
         if self._cached('list'):
             return self.informer.list()
-        if self.informer.forbidden:
-            return []
-        return self._live_list(self.informer.namespace)
+        return self._live_list_allowed()
 
     def by_index(self, index, value):
         """Objects whose ``index`` yields ``value``."""
         if self._cached('list'):
             return self.informer.by_index(index, value)
+        values = self.informer.store.index_values
+        return [o for o in self._live_list_allowed()
+                if value in values(index, o)]
+
+    def _live_list_allowed(self):
+        """A live list, or nothing (and no call) when forbidden."""
         if self.informer.forbidden:
             return []
-        values = self.informer.store.index_values
-        return [o for o in self._live_list(self.informer.namespace)
-                if value in values(index, o)]
+        try:
+            return self._live_list(self.informer.namespace)
+        except errors.Forbidden as exc:
+            LOG.error('Cannot list %s in %s, skipped: %s', self._plural,
+                      self.informer.namespace or 'all namespaces', exc)
+            return []
 
     def _live_list(self, namespace, field_selector=None):
         page = self.api.list(self.informer.resource, namespace,

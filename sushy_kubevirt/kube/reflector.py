@@ -98,7 +98,10 @@ class Reflector:
         with self._lock:
             response = self._response
         if response is not None:
-            response.shutdown()
+            try:
+                response.shutdown()
+            except (ValueError, RuntimeError, OSError):
+                pass  # already closed by the reflector thread
         if self._thread is not None:
             self._thread.join(timeout)
 

@@ -19,12 +19,12 @@ def test_counts_per_verb_and_resource():
 def test_render_prometheus_text():
     acc = accounting.Accounting()
     acc.cache('get', 'virtualmachines')
-    acc.live('start', 'virtualmachines/start')
+    acc.live('update', 'virtualmachines/start')
     acc.throttled(0.25)
     text = acc.render()
     assert ('sushy_kubevirt_cache_reads_total{verb="get",'
             'resource="virtualmachines"} 1') in text
-    assert ('sushy_kubevirt_api_calls_total{verb="start",'
+    assert ('sushy_kubevirt_api_calls_total{verb="update",'
             'resource="virtualmachines/start"} 1') in text
     assert 'sushy_kubevirt_api_throttle_seconds_total 0.25' in text
     assert '# TYPE sushy_kubevirt_api_calls_total counter' in text

@@ -1,0 +1,124 @@
+"""Watch recovery: 410, compaction with bookmarks, drops, restarts, 403."""
+
+import logging
+
+from tests.functional.kube.conftest import wait_for
+
+from sushy_kubevirt.simulator import objects
+
+GROUP, VERSION = 'kubevirt.io', 'v1'
+VM_WATCH = dict(path='/virtualmachines$', query={'watch': 'true'})
+
+
+def vm_entries(sim, verb):
+    return sim.request_log.entries(verb=verb, resource='virtualmachines')
+
+
+def names(vms):
+    return sorted(v['metadata']['name'] for v in vms)
+
+
+def server_names(sim, namespace='default'):
+    rt = sim.store.resource(GROUP, 'virtualmachines')
+    return names(sim.store.list(rt, namespace)[0])
+
+
+def create(custom_api, name, namespace='default'):
+    custom_api.create_namespaced_custom_object(
+        GROUP, VERSION, namespace, 'virtualmachines',
+        objects.make_vm(name, namespace))
+
+
+def test_gone_mid_watch_relists_once(sim, cluster, custom_api):
+    sim.request_log.clear()
+    sim.faults.watch_error(410, after=0, **VM_WATCH)
+    create(custom_api, 'before-relist')
+    wait_for(lambda: vm_entries(sim, 'list'))
+    create(custom_api, 'after-relist')
+    custom_api.delete_namespaced_custom_object(
+        GROUP, VERSION, 'default', 'virtualmachines', 'vm-00000')
+    wait_for(lambda: names(cluster.list_vms()) == server_names(sim))
+    assert 'before-relist' in server_names(sim)
+    assert 'vm-00000' not in server_names(sim)
+    lists = vm_entries(sim, 'list')
+    assert len(lists) == 1
+    # Relisted at the last known resourceVersion, not from scratch.
+    assert lists[0]['query'].get('resourceVersion')
+    assert len(cluster.list_vms()) == len(server_names(sim))
+
+
+def test_compaction_with_bookmarks_resumes_without_relist(sim, cluster,
+                                                          custom_api):
+    configmaps = sim.store.resource('', 'configmaps')
+    for i in range(5):
+        sim.store.create(configmaps, {'metadata': {
+            'name': 'cm-%d' % i, 'namespace': 'default'}})
+    target = str(sim.store.resource_version)
+    sim.request_log.clear()
+    # A bookmark moves the VM watch to the newest RV of any resource...
+    wait_for(lambda: any(e['query'].get('resourceVersion') == target
+                         for e in vm_entries(sim, 'watch')))
+    # ... so compacting everything older does not force a relist.
+    sim.store.compact()
+    compacted = sim.store.compacted_resource_version
+    seen = len(vm_entries(sim, 'watch'))
+    wait_for(lambda: len(vm_entries(sim, 'watch')) >= seen + 2)
+    create(custom_api, 'after-compaction')
+    wait_for(lambda: cluster.get_vm('default', 'after-compaction'))
+    assert vm_entries(sim, 'list') == []
+    assert all(int(e['query']['resourceVersion']) >= compacted
+               for e in vm_entries(sim, 'watch')[seen:])
+
+
+def test_dropped_connections_back_off_without_relist(sim, cluster,
+                                                     custom_api):
+    sim.request_log.clear()
+    sim.faults.drop(after=0, times=3, **VM_WATCH)
+    wait_for(lambda: len(vm_entries(sim, 'watch')) >= 5)
+    create(custom_api, 'after-drops')
+    wait_for(lambda: cluster.get_vm('default', 'after-drops'))
+    assert vm_entries(sim, 'list') == []
+    watches = vm_entries(sim, 'watch')
+    dropped = [e for e in watches if e['events'] == 0
+               and e['duration'] < 0.5]
+    assert len(dropped) >= 3
+    # Each retry after a drop waited at least the initial backoff.
+    for prev, nxt in zip(watches, watches[1:]):
+        if prev in dropped:
+            assert nxt['started'] - (prev['started'] + prev['duration']) \
+                >= 0.05 * 0.9
+    resumed = {e['query']['resourceVersion'] for e in watches[:4]}
+    assert len(resumed) == 1
+
+
+def test_server_restart_recovers_without_storm(sim, cluster, custom_api):
+    sim.request_log.clear()
+    before = cluster.accounting.live_calls('watch')
+    assert sim.restart_api(down_seconds=0.6).wait(5)
+    create(custom_api, 'after-restart')
+    wait_for(lambda: cluster.get_vm('default', 'after-restart'))
+    assert vm_entries(sim, 'list') == []
+    assert sim.request_log.entries(verb='list') == []
+    # Two informers retried with backoff (0.05 s doubling, 0.2 s cap)
+    # while the server was down for 0.6 s: a handful of attempts each.
+    assert cluster.accounting.live_calls('watch') - before <= 16
+
+
+def test_forbidden_namespace_leaves_others_serving(sim_factory,
+                                                   cluster_factory, caplog):
+    sim = sim_factory(vms=4, namespaces=2)
+    sim.authz.deny(namespace='ns-001', resource='virtualmachines')
+    cluster = cluster_factory(sim, namespaces=('ns-000', 'ns-001'))
+    with caplog.at_level(logging.ERROR, logger='sushy_kubevirt'):
+        wait_for(lambda: names(cluster.list_vms()) ==
+                 server_names(sim, 'ns-000'))
+        wait_for(lambda: any('ns-001' in r.getMessage() and 'forbidden'
+                             in r.getMessage().lower()
+                             for r in caplog.records))
+    assert cluster.get_vm('ns-000', 'vm-00000') is not None
+    sim.request_log.clear()
+    for _ in range(5):
+        assert names(cluster.list_vms()) == server_names(sim, 'ns-000')
+    assert vm_entries(sim, 'list') == []
+    sim.authz.clear()
+    wait_for(lambda: len(cluster.list_vms()) == 4)
