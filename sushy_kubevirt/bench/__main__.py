@@ -44,18 +44,19 @@ def parse_args(argv=None):
     add('--modes', type=_csv(measure.MODES), default=measure.MODES)
     add('--workloads', type=_csv(load.WORKLOADS), default=load.WORKLOADS)
     add('--latency-ms', type=float, default=20.0,
-        help='simulated API latency of the second profile (0: skip it)')
+        help='simulated API latency of the second profile, which runs on '
+        'the first server only (0: skip it)')
     add('--max-qps', type=float, default=50.0,
         help='API server throttling of the second profile')
     add('--rounds', type=int, default=2,
         help='Ironic poll rounds over all nodes (ironic, mixed)')
-    add('--seconds', type=float, default=15.0,
+    add('--seconds', type=float, default=8.0,
         help='time bound of each workload')
     add('--parallel', type=int, default=8,
         help='client threads for ironic and mixed (pr32 uses 20)')
     add('--keepalive', action='store_true',
         help='reuse connections (default: Connection: close, as sushy)')
-    add('--calls', type=int, default=10,
+    add('--calls', type=int, default=6,
         help='requests per kind when counting API calls (0: skip)')
     add('--lag-samples', type=int, default=4)
     add('--warm-deadline', type=float, default=60.0)

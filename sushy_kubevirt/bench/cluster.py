@@ -2,12 +2,12 @@
 
 ``python -m sushy_kubevirt.bench.cluster --vms N ...`` runs
 :class:`sushy_kubevirt.simulator.Simulator` and answers JSON-line commands
-on stdin (``counts``, ``stop``) so the harness can read the simulator's
-request log from another process. :class:`Cluster` is the harness's side.
+on stdin (``counts``, ``hold_sync``, ``release_sync``, ``stop``) so the
+harness can read the simulator's request log from another process.
+:class:`Cluster` is the harness's side.
 """
 
 import argparse
-import collections
 import json
 import os
 import queue
@@ -19,24 +19,34 @@ import time
 from sushy_kubevirt.bench import procs
 
 
-def _count(entries):
-    counts = collections.Counter(
-        '%s %s' % (entry['verb'], entry['resource']) for entry in entries)
-    return dict(counts)
+#: The informers' first list is paginated (``limit``); live reads are not.
+#: Holding those lists keeps every cache unsynced, so reads go live.
+_INFORMER_LIST = {
+    'method': 'GET', 'query': {'limit': None},
+    'path': r'/(virtualmachines|virtualmachineinstances|datavolumes)$'}
+_HOLD_S = 3600.0
+
+
+def _counts(sim):
+    counts = sim.request_log.counters()
+    sim.request_log.clear()
+    return {'%s %s' % key: n for key, n in counts.items()}
 
 
 def _serve(sim, out):
+    held = None
     for line in sys.stdin:
-        command = json.loads(line)
-        name = command['cmd']
+        name = json.loads(line)['cmd']
+        reply = {}
         if name == 'counts':
-            entries = sim.request_log.entries()
-            sim.request_log.clear()
-            reply = {'counts': _count(entries)}
+            reply['counts'] = _counts(sim)
+        elif name == 'hold_sync' and held is None:
+            held = sim.faults.latency(_HOLD_S, times=None, **_INFORMER_LIST)
+        elif name == 'release_sync' and held is not None:
+            sim.faults.remove(held)
+            held = None
         elif name == 'stop':
             break
-        else:
-            reply = {'error': 'unknown command %r' % name}
         out.write(json.dumps(reply) + '\n')
         out.flush()
 
@@ -122,6 +132,13 @@ class Cluster:
     def counts(self):
         """API requests ``{'verb resource': n}`` since the previous call."""
         return self._call('counts')['counts']
+
+    def hold_sync(self):
+        """Stall the informers' first lists: caches stay unsynced."""
+        self._call('hold_sync')
+
+    def release_sync(self):
+        self._call('release_sync')
 
     def stop(self):
         if self.proc.poll() is None:

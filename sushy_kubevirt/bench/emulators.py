@@ -31,7 +31,7 @@ def fake_systems(count):
 
 
 def _settings(port, driver, systems, state_dir, kubeconfig, namespaces,
-              extra):
+              vmedia, extra):
     settings = {'SUSHY_EMULATOR_LISTEN_IP': '127.0.0.1',
                 'SUSHY_EMULATOR_LISTEN_PORT': port,
                 'SUSHY_EMULATOR_STATE_DIR': state_dir}
@@ -41,6 +41,8 @@ def _settings(port, driver, systems, state_dir, kubeconfig, namespaces,
     else:
         settings.update(SUSHY_EMULATOR_SYSTEMS_DRIVER='kubevirt',
                         SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG=kubeconfig)
+        if vmedia:
+            settings['SUSHY_EMULATOR_VMEDIA_DRIVER'] = 'kubevirt'
         if namespaces:
             settings['SUSHY_EMULATOR_KUBEVIRT_NAMESPACES'] = list(namespaces)
     settings.update(extra or {})
@@ -48,12 +50,12 @@ def _settings(port, driver, systems, state_dir, kubeconfig, namespaces,
 
 
 def write_config(path, port, driver, systems=0, kubeconfig=None,
-                 namespaces=None, extra=None):
+                 namespaces=None, vmedia=True, extra=None):
     """Write an emulator config file; ``driver`` is 'fake' or 'kubevirt'."""
     state_dir = os.path.join(os.path.dirname(path), 'state-%d' % port)
     os.makedirs(state_dir, exist_ok=True)
     settings = _settings(port, driver, systems, state_dir, kubeconfig,
-                         namespaces, extra)
+                         namespaces, vmedia, extra)
     lines = ['import sushy_kubevirt.plugin  # noqa'] if driver != 'fake' \
         else []
     lines += ['%s = %s' % (key, pprint.pformat(value, width=200))
@@ -74,6 +76,7 @@ def argv(server, driver, config_path, port):
                 '--bind', '127.0.0.1:%d' % port,
                 '--workers', str(WORKERS), '--threads', str(THREADS),
                 '--timeout', '120', '--graceful-timeout', '5',
+                '--no-control-socket',
                 'sushy_tools.emulator.main:app']
     if driver == 'fake':
         return [_script('sushy-emulator'), '--fake', '--config', config_path,

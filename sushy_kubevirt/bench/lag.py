@@ -56,7 +56,8 @@ def measure(port, kubeconfig, namespaces, system_id, samples=4,
             cores += 1 if i % 2 == 0 else -1
             vm = api.patch_namespaced_custom_object(
                 _GROUP, _VERSION, meta['namespace'], _PLURAL, meta['name'],
-                [{'op': 'replace', 'path': _CORES, 'value': cores}])
+                [{'op': 'replace', 'path': _CORES, 'value': cores}],
+                _content_type='application/json-patch+json')
             started = time.perf_counter()
             lags.append(_wait_change(port, system_id, before, started,
                                      deadline_s))

@@ -13,8 +13,6 @@ from sushy_kubevirt.bench import procs
 from sushy_kubevirt.bench import profile
 from sushy_kubevirt.bench import stats
 
-#: Emulator settings that put this driver on its live-read path.
-LIVE_SETTINGS = {'SUSHY_EMULATOR_KUBEVIRT_CACHE': False}
 MODES = ('warm', 'live', 'fake')
 
 
@@ -141,8 +139,11 @@ def measure(plan, server, mode, cluster=None):
         systems=plan.vms,
         kubeconfig=cluster and cluster.kubeconfig,
         namespaces=cluster and cluster.namespace_names,
-        extra=LIVE_SETTINGS if mode == 'live' else None)
+        vmedia=bool(plan.image_url))
     wrapper = profile.wrapper(plan.profile) if plan.profile else ()
+    if mode == 'live':
+        # No setting forces live reads: keep the caches from syncing.
+        cluster.hold_sync()
     started = time.monotonic()
     emu = emulators.Emulator(server, driver, config, port,
                              os.path.join(plan.workdir, name + '.log'),
@@ -157,6 +158,9 @@ def measure(plan, server, mode, cluster=None):
         listed = _wait_listing(port, plan.vms, plan.warm_deadline_s)
         result['ready_s'] = listed and round(listed + result['start_s'], 3)
         ids = system_ids(port)
+        if not ids:
+            raise RuntimeError('%s lists no system:\n%s' % (
+                name, procs.log_tail(emu.log_path)))
         if mode == 'warm':
             warm = _wait_warm(port, ids, cluster, plan.warm_deadline_s)
             result['warm_s'] = warm and round(warm, 3)
@@ -176,4 +180,6 @@ def measure(plan, server, mode, cluster=None):
         result['rss_end_kb'] = emu.rss_kb()
     finally:
         emu.stop()
+        if mode == 'live':
+            cluster.release_sync()
     return result
