@@ -133,7 +133,7 @@ def pvc_for(dv, storage_class):
                                         'cdi-controller'},
                          'annotations': annotations,
                          'ownerReferences': [owner_ref(dv)]},
-            'spec': spec}
+            'spec': spec, 'status': {'phase': 'Pending'}}
 
 
 def bound_status(pvc):
