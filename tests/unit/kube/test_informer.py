@@ -1,0 +1,71 @@
+"""Overlay (read-your-writes) and transform rules, fed directly."""
+
+from sushy_kubevirt.kube import informer as informer_mod
+from sushy_kubevirt.kube import resources
+
+
+def vm(name, rv, cores=1, **meta):
+    return {'metadata': dict(name=name, namespace='ns',
+                             resourceVersion=str(rv), **meta),
+            'cores': cores}
+
+
+def make():
+    inf = informer_mod.Informer(
+        None, resources.VM, 'ns',
+        indexers={'cores': lambda o: [str(o['cores'])]})
+    inf._replace([vm('a', 10), vm('b', 11)], '11')
+    return inf
+
+
+def test_transform_strips_managed_fields():
+    obj = vm('a', 1, managedFields=[{}], annotations={
+        'kubectl.kubernetes.io/last-applied-configuration': '{}', 'k': 'v'})
+    out = informer_mod.strip(obj)
+    assert 'managedFields' not in out['metadata']
+    assert out['metadata']['annotations'] == {'k': 'v'}
+    assert 'managedFields' in obj['metadata']
+    assert informer_mod.strip(out) == out
+
+
+def test_write_overlays_until_watch_catches_up():
+    inf = make()
+    assert inf.has_synced()
+    inf.note_write(vm('a', 20, cores=2))
+    assert inf.get('ns', 'a')['cores'] == 2
+    assert [o['metadata']['name'] for o in inf.by_index('cores', '2')] == \
+        ['a']
+    assert inf.by_index('cores', '1') == [inf.get('ns', 'b')]
+    inf._event('MODIFIED', vm('a', 15, cores=3))     # older: overlay stays
+    assert inf.get('ns', 'a')['cores'] == 2
+    inf._event('MODIFIED', vm('a', 21, cores=4))     # newer: cache wins
+    assert inf.get('ns', 'a')['cores'] == 4
+    assert inf._overlay == {}
+
+
+def test_stale_write_response_is_ignored():
+    inf = make()
+    inf.note_write(vm('a', 5, cores=9))
+    assert inf.get('ns', 'a')['cores'] == 1
+
+
+def test_delete_overlay_until_deleted_event():
+    inf = make()
+    inf.note_delete('ns', 'b')
+    assert inf.get('ns', 'b') is None
+    assert [o['metadata']['name'] for o in inf.list()] == ['a']
+    inf._event('DELETED', vm('b', 30))
+    inf._event('ADDED', vm('b', 31))
+    assert inf.get('ns', 'b')['metadata']['resourceVersion'] == '31'
+
+
+def test_relist_delivers_tombstones_and_settles_overlay():
+    inf = make()
+    inf.note_write(vm('c', 40))
+    assert inf.get('ns', 'c') is not None
+    inf._replace([vm('a', 10)], '50')
+    assert inf.get('ns', 'c') is None and inf.get('ns', 'b') is None
+    queued = []
+    while not inf._queue.empty():
+        queued.append(inf._queue.get()[0])
+    assert queued.count('DELETED') == 1
