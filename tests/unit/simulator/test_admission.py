@@ -1,0 +1,74 @@
+"""Unit tests: VM defaulting and validation causes."""
+
+import uuid
+
+import pytest
+
+from sushy_kubevirt.simulator import admission
+from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import status
+
+
+def fields(vm):
+    return [c['field'] for c in admission.validate_vm(vm)]
+
+
+def test_firmware_uuid_is_uuid5_of_the_name():
+    value = uuid.UUID(admission.firmware_uuid('node-0'))
+    assert value.version == 5
+    assert value == uuid.uuid5(
+        uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895'), 'node-0')
+    assert admission.firmware_uuid('node-0') != \
+        admission.firmware_uuid('node-1')
+
+
+def test_default_fills_only_empty_values():
+    vm = {'metadata': {'name': 'x'}, 'spec': {'template': {'spec': {
+        'domain': {'firmware': {'serial': 'keep'}}}}}}
+    firmware = admission.default_vm(vm)['spec']['template']['spec'][
+        'domain']['firmware']
+    assert firmware == {'serial': 'keep',
+                        'uuid': admission.firmware_uuid('x')}
+
+
+def test_valid_vm_has_no_causes():
+    assert admission.validate_vm(objects.make_vm('ok')) == []
+
+
+def test_missing_template():
+    assert fields({'spec': {'runStrategy': 'Halted'}}) == ['spec.template']
+
+
+def test_duplicate_boot_order_names_the_second_device():
+    vm = objects.make_vm('dup')
+    devices = vm['spec']['template']['spec']['domain']['devices']
+    devices['disks'].append({'name': 'cd', 'cdrom': {}, 'bootOrder': 2})
+    assert fields(vm) == [
+        'spec.template.spec.domain.devices.interfaces[0].bootOrder']
+
+
+def test_devices_without_boot_order_are_fine():
+    vm = objects.make_vm('none', boot_order=False)
+    assert admission.validate_vm(vm) == []
+
+
+@pytest.mark.parametrize('smm,ok', [(None, False), ({}, True),
+                                    ({'enabled': True}, True),
+                                    ({'enabled': False}, False)])
+def test_secure_boot_default_true_needs_smm(smm, ok):
+    vm = objects.make_vm('sb', efi=True)
+    domain = vm['spec']['template']['spec']['domain']
+    domain['firmware']['bootloader'] = {'efi': {}}
+    if smm is not None:
+        domain['features'] = {'smm': smm}
+    assert (admission.validate_vm(vm) == []) is ok
+
+
+def test_denied_is_a_webhook_422():
+    vm = objects.make_vm('both')
+    vm['spec']['running'] = False
+    with pytest.raises(status.ApiError) as exc:
+        admission.admit_vm('CREATE', vm, None, 'admin')
+    doc = exc.value.to_status()
+    assert doc['code'] == 422 and doc['reason'] == 'Invalid'
+    assert doc['details']['causes'][0]['field'] == 'spec.running'

@@ -1,0 +1,66 @@
+"""Unit tests: the keyed scheduler (events, no timing assertions)."""
+
+import threading
+
+from sushy_kubevirt.simulator import clock
+
+
+def run(scheduler, calls):
+    done = threading.Event()
+    scheduler.call_later(0.0, done.set)
+    assert done.wait(5)
+    return calls
+
+
+def test_calls_run_in_due_order():
+    sched = clock.Scheduler(clock.Clock(time_scale=1000)).start()
+    calls = []
+    try:
+        sched.call_later(2.0, lambda: calls.append('late'))
+        sched.call_later(0.0, lambda: calls.append('now'))
+        done = threading.Event()
+        sched.call_later(3.0, done.set)
+        assert done.wait(5)
+    finally:
+        sched.stop()
+    assert calls == ['now', 'late']
+
+
+def test_a_key_is_pending_once_with_the_earliest_time():
+    sched = clock.Scheduler(clock.Clock(time_scale=1000))
+    calls = []
+    sched.call_later(1.0, lambda: calls.append('a'), key='k')
+    sched.call_later(5.0, lambda: calls.append('b'), key='k')
+    sched.call_later(0.5, lambda: calls.append('c'), key='k')
+    sched.start()
+    try:
+        done = threading.Event()
+        sched.call_later(10.0, done.set)
+        assert done.wait(5)
+    finally:
+        sched.stop()
+    assert calls == ['c']
+
+
+def test_a_failing_callback_does_not_stop_the_thread():
+    sched = clock.Scheduler(clock.Clock()).start()
+    try:
+        sched.call_later(0, lambda: 1 / 0)
+        assert run(sched, []) == []
+    finally:
+        sched.stop()
+
+
+def test_stop_is_idempotent_and_drops_pending_calls():
+    sched = clock.Scheduler(clock.Clock()).start()
+    calls = []
+    sched.call_later(60, lambda: calls.append(1))
+    sched.stop()
+    sched.stop()
+    sched.call_later(0, lambda: calls.append(2))
+    assert calls == []
+
+
+def test_clock_scales_delays():
+    assert clock.Clock(time_scale=10).real_seconds(180) == 18.0
+    assert clock.Clock().real_seconds(-1) == 0.0

@@ -1,0 +1,44 @@
+"""Unit tests: generated VM bodies."""
+
+from sushy_kubevirt.simulator import admission
+from sushy_kubevirt.simulator import kubevirt
+from sushy_kubevirt.simulator import objects
+
+
+def test_make_vm_is_valid_and_defaulted():
+    vm = objects.make_vm('vm-00001', 'ns-001')
+    assert admission.validate_vm(vm) == []
+    spec = vm['spec']['template']['spec']
+    assert spec['domain']['firmware']['uuid'] == \
+        admission.firmware_uuid('vm-00001')
+    assert spec['domain']['devices']['disks'][0]['bootOrder'] == 1
+    assert spec['domain']['devices']['interfaces'][0]['bootOrder'] == 2
+    assert vm['spec']['dataVolumeTemplates'][0]['metadata']['name'] == \
+        spec['volumes'][0]['dataVolume']['name']
+
+
+def test_macs_are_stable_unique_and_local():
+    macs = {objects.make_vm('vm-%d' % i)['spec']['template']['spec'][
+        'domain']['devices']['interfaces'][0]['macAddress']
+        for i in range(200)}
+    assert len(macs) == 200
+    mac = kubevirt.stable_mac('ns', 'vm', 'default')
+    assert mac == kubevirt.stable_mac('ns', 'vm', 'default')
+    assert mac.startswith('02:') and len(mac.split(':')) == 6
+
+
+def test_namespace_names():
+    assert objects.namespace_names(1) == ['default']
+    assert objects.namespace_names(3) == ['ns-000', 'ns-001', 'ns-002']
+
+
+def test_run_strategy_from_running():
+    assert kubevirt.run_strategy({'spec': {'running': True}}) == 'Always'
+    assert kubevirt.run_strategy({'spec': {'running': False}}) == 'Halted'
+    assert kubevirt.run_strategy({'spec': {'runStrategy': 'Manual'}}) == \
+        'Manual'
+
+
+def test_parse_stage_delays():
+    assert kubevirt.parse_stage_delays('Scheduling=0.5, Running=1') == {
+        'Scheduling': 0.5, 'Running': 1.0}
