@@ -2,7 +2,8 @@
 
 Filter order follows kube-apiserver: authentication (401), then
 priority and fairness (429), then authorization (403), then the handler.
-Fault rules (latency, forced status) run first of all.
+Fault rules (latency, forced status) run inside the APF window, so a
+delayed request counts as in flight.
 """
 
 import base64
@@ -97,11 +98,11 @@ class ApiServer:
         if httpd is not None:
             httpd.shutdown()
             httpd.server_close()
-        self.store.close_watchers()
         with self._lock:
             connections = list(self._connections)
         for conn in connections:
-            _shutdown(conn)
+            _shutdown(conn)  # abrupt, like a crashed server
+        self.store.close_watchers()
 
     @property
     def running(self):
@@ -780,7 +781,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         api = self.api
         faults = api.sim.faults
         try:
-            faults.before(req.method, req.path, req.query)
             try:
                 discovery, missing = api.route(req), False
                 if discovery is not None:
@@ -794,6 +794,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 raise _PlainNotFound()
             release = faults.admit(req.verb == 'watch')
             try:
+                faults.before(req.method, req.path, req.query)
                 if discovery is not None:
                     entry['status'] = 200
                     self._send(200, json.dumps(discovery))

@@ -1,0 +1,73 @@
+"""Discovery, /version and the DynamicClient."""
+
+import json
+
+from kubernetes import client
+from kubernetes import dynamic
+import pytest
+from tests.functional.simulator import conftest as h
+
+pytestmark = pytest.mark.simulator(install=False)
+
+
+def test_core_discovery(kube_client):
+    code, _h, data = h.raw(kube_client, 'GET', '/api')
+    assert code == 200 and json.loads(data)['versions'] == ['v1']
+    code, _h, data = h.raw(kube_client, 'GET', '/api/v1')
+    doc = json.loads(data)
+    assert doc['kind'] == 'APIResourceList' and doc['groupVersion'] == 'v1'
+    names = {r['name']: r for r in doc['resources']}
+    assert names['namespaces']['namespaced'] is False
+    assert names['secrets']['kind'] == 'Secret'
+    assert 'watch' in names['secrets']['verbs']
+    assert 'persistentvolumeclaims/status' in names
+
+
+def test_group_discovery(kube_client, simulator):
+    simulator.register_subresource('things.example.com/v1', 'widgets',
+                                   'poke', lambda *a: None)
+    doc = json.loads(h.raw(kube_client, 'GET', '/apis')[2])
+    groups = {g['name']: g for g in doc['groups']}
+    assert groups['sim.example.com']['preferredVersion'] == {
+        'groupVersion': 'sim.example.com/v1', 'version': 'v1'}
+    assert 'storage.k8s.io' in groups and 'things.example.com' in groups
+    doc = json.loads(h.raw(kube_client, 'GET', '/apis/sim.example.com')[2])
+    assert doc['kind'] == 'APIGroup'
+    doc = json.loads(h.raw(kube_client, 'GET',
+                           '/apis/sim.example.com/v1')[2])
+    names = {r['name']: r for r in doc['resources']}
+    assert names['widgets']['kind'] == 'Widget'
+    assert names['widgets']['shortNames'] == ['wd']
+    assert names['widgets/status']['verbs'] == ['get', 'patch', 'update']
+    doc = json.loads(h.raw(kube_client, 'GET',
+                           '/apis/things.example.com/v1')[2])
+    assert doc['resources'][0]['name'] == 'widgets/poke'
+
+
+def test_unknown_paths_are_plain_text_404(kube_client):
+    for path in ('/apis/nope.example.com/v1/widgets', '/apis/nope',
+                 '/apis/sim.example.com/v2/widgets', '/healthz/x',
+                 '/apis/sim.example.com/v1/namespaces/default/gadgets'):
+        code, headers, data = h.raw(kube_client, 'GET', path)
+        assert code == 404, path
+        assert data == b'404 page not found\n'
+        assert headers['Content-Type'].startswith('text/plain')
+
+
+def test_version(kube_client):
+    info = client.VersionApi(kube_client).get_code()
+    assert info.major == '1' and info.git_version.startswith('v1.')
+
+
+def test_dynamic_client(kube_client, custom):
+    h.create(custom, 'a')
+    dyn = dynamic.DynamicClient(kube_client)
+    widgets = dyn.resources.get(api_version='sim.example.com/v1',
+                                kind='Widget')
+    listed = widgets.get(namespace='default')
+    assert [i.metadata.name for i in listed.items] == ['a']
+    widgets.patch(name='a', namespace='default', body={'spec': {'size': 4}},
+                  content_type='application/merge-patch+json')
+    assert widgets.get(name='a', namespace='default').spec.size == 4
+    namespaces = dyn.resources.get(api_version='v1', kind='Namespace')
+    assert 'default' in [n.metadata.name for n in namespaces.get().items]
