@@ -1,0 +1,48 @@
+"""Conformance: DMTF validators and Ironic's call sequences.
+
+Reuses the emulator harness of tests/functional/emulator (in-process
+emulator with the kubevirt drivers on a simulator); the simulator here
+shuts guests down quickly so soft power-off completes within a test.
+"""
+
+import pytest
+import sushy
+from tests.functional.emulator.conftest import config_file  # noqa: F401
+from tests.functional.emulator.conftest import emulator  # noqa: F401
+from tests.functional.emulator.conftest import machine  # noqa: F401
+from tests.functional.emulator.conftest import machines  # noqa: F401
+
+from sushy_kubevirt.simulator import Simulator
+
+VMS = 12
+#: Fast VMI stages; a guest honours an ACPI shutdown within 0.3 s.
+DELAYS = {'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1,
+          'Shutdown': 0.3}
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        'markers', 'validator: runs a DMTF Redfish validator '
+        '(deselect with -m "not validator")')
+
+
+def simulator(vms):
+    return Simulator(vms=vms, stage_delays=DELAYS).start()
+
+
+@pytest.fixture(scope='module')
+def sim():
+    running = simulator(VMS)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture
+def ironic(emulator):  # noqa: F811
+    """sushy as Ironic builds it: session auth falling back to Basic."""
+    auth = sushy.auth.SessionOrBasicAuth(username='ironic',
+                                         password='ironic')
+    return sushy.Sushy(emulator.url + '/redfish/v1/', auth=auth,
+                       verify=False, server_side_retries=0)

@@ -1,0 +1,122 @@
+"""Run DMTF's Redfish validators offline and parse their FAIL lines.
+
+The validators are console scripts from PyPI (``redfish-service-validator``,
+``redfish-interop-validator``); they run as subprocesses with HTTP Basic
+(the emulator without an auth file accepts any credentials) and write a
+debug log whose ``Validating <uri>...`` and ``FAIL - ...`` lines we parse.
+"""
+
+import collections
+import glob
+import os
+import pathlib
+import re
+import shutil
+import subprocess
+
+from tests.functional.emulator import harness
+
+REPO = pathlib.Path(__file__).resolve().parents[3]
+#: In CI the repository is a clone with a copy of ``shared/`` beside it.
+CSDL_DIR = REPO.parent / 'shared' / 'redfish-csdl'
+#: Ironic's profile (openstack/ironic ``redfish-interop-profiles/``).
+PROFILE_ENV = 'IRONIC_INTEROP_PROFILE'
+TIMEOUT = 120
+
+Fail = collections.namedtuple('Fail', 'uri prop kind text')
+
+_VALIDATING = re.compile(r' - Validating (\S+?)\.\.\.$')
+_FAIL = re.compile(r' - FAIL - (.*)$')
+# "<property path> (<value>): <Kind> Error: ..." or "<Kind> Error: ...".
+_DETAIL = re.compile(r'^(?:(/\S*) \(.*?\): )?([A-Za-z ]+?Error): ')
+_UUID = re.compile(r'[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}')
+_INDEX = re.compile(r'/\d+(?=/|$)')
+
+
+def tool(name):
+    """Path of a console script in this venv or on PATH, or None."""
+    path = os.path.join(harness.BIN, name)
+    return path if os.path.exists(path) else shutil.which(name)
+
+
+def parse_log(lines):
+    """``(validated URIs, Fail tuples)`` from a validator debug log."""
+    uri, validated, fails = None, [], []
+    for line in lines:
+        line = line.rstrip()
+        match = _VALIDATING.search(line)
+        if match:
+            uri = match.group(1)
+            validated.append(uri)
+            continue
+        match = _FAIL.search(line)
+        if match:
+            text = match.group(1)
+            detail = _DETAIL.match(text)
+            prop, kind = detail.groups() if detail else (None, text)
+            fails.append(Fail(uri, prop, kind, text))
+    return validated, fails
+
+
+def key(fail):
+    """A FAIL independent of ids, array indices and HTTP codes.
+
+    UUIDs (system, manager, chassis ids) become ``{id}``, array indices
+    ``/N``; the kind ("Resource Error") stands for the message, so a
+    link answered 404 by one service and 501 by another is one FAIL.
+    """
+    uri = _UUID.sub('{id}', fail.uri or '').rstrip('/')
+    prop = _INDEX.sub('/N', _UUID.sub('{id}', fail.prop or ''))
+    return uri, prop, fail.kind
+
+
+def _run(argv, logdir, name):
+    os.makedirs(logdir, exist_ok=True)
+    result = subprocess.run(argv, capture_output=True, text=True,
+                            timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+    logs = sorted(glob.glob(os.path.join(logdir, '*', name)))
+    if not logs:
+        raise AssertionError('%s wrote no log (exit %s):\n%s%s' % (
+            argv[0], result.returncode, result.stdout[-2000:],
+            result.stderr[-2000:]))
+    with open(logs[-1], errors='replace') as log:
+        return parse_log(log)
+
+
+def service_validator(url, logdir, schema_dir=CSDL_DIR):
+    """``(validated, fails)`` of ``rf_service_validator`` (offline)."""
+    argv = [tool('rf_service_validator'), '--rhost', url,
+            '--authtype', 'Basic', '-u', 'ironic', '-p', 'ironic',
+            '--skipschema', '--schema_directory', str(schema_dir),
+            '--logdir', str(logdir)]
+    return _run(argv, logdir, 'RedfishServiceValidatorDebug_*.log')
+
+
+def interop_validator(url, logdir, profile):
+    """``(validated, fails)`` of ``rf_interop_validator``."""
+    argv = [tool('rf_interop_validator'), '--rhost', url,
+            '--authtype', 'Basic', '-u', 'ironic', '-p', 'ironic',
+            '--logdir', str(logdir), str(profile)]
+    return _run(argv, logdir, 'RedfishInteropValidatorDebug_*.log')
+
+
+def fake_emulator(tmp_path):
+    """``sushy-emulator --fake``: stock sushy-tools, no plugin.
+
+    Its state (SQLite files) lives under ``tmp_path``, not the shared
+    system temporary directory.
+    """
+    state = tmp_path / 'fake-state'
+    state.mkdir()
+    config = tmp_path / 'fake.conf'
+    config.write_text('SUSHY_EMULATOR_STATE_DIR = %r\n' % str(state))
+    port = harness.free_port()
+    argv = [os.path.join(harness.BIN, 'sushy-emulator'), '--fake',
+            '--config', str(config), '-i', '127.0.0.1', '-p', str(port)]
+    return harness.Process(argv, port, str(tmp_path / 'fake.log'),
+                           {'TMPDIR': str(state)})
+
+
+def report(fails):
+    """One line per FAIL, for assertion messages and the docs."""
+    return '\n'.join('%s %s' % (f.uri, f.text[:160]) for f in fails)
