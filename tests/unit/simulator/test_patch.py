@@ -1,0 +1,77 @@
+"""JSON patch, merge patch and apply."""
+
+import json
+
+import pytest
+
+from sushy_kubevirt.simulator import patch
+from sushy_kubevirt.simulator import status as st
+
+DOC = {'metadata': {'resourceVersion': '5', 'a/b': 1},
+       'spec': {'list': [1, 2], 'keep': True}}
+
+
+def _ops(*ops):
+    return json.dumps(list(ops)).encode()
+
+
+def test_json_patch_operations_do_not_touch_input():
+    out = patch.json_patch(DOC, _ops(
+        {'op': 'test', 'path': '/metadata/resourceVersion', 'value': '5'},
+        {'op': 'add', 'path': '/spec/list/1', 'value': 9},
+        {'op': 'add', 'path': '/spec/list/-', 'value': 3},
+        {'op': 'remove', 'path': '/metadata/a~1b'},
+        {'op': 'replace', 'path': '/spec/keep', 'value': False},
+        {'op': 'copy', 'from': '/spec/list', 'path': '/spec/copy'},
+        {'op': 'move', 'from': '/spec/keep', 'path': '/spec/moved'}))
+    assert out == {'metadata': {'resourceVersion': '5'},
+                   'spec': {'list': [1, 9, 2, 3], 'copy': [1, 9, 2, 3],
+                            'moved': False}}
+    assert DOC['spec']['list'] == [1, 2]
+
+
+@pytest.mark.parametrize('op', [
+    {'op': 'test', 'path': '/metadata/resourceVersion', 'value': '4'},
+    {'op': 'test', 'path': '/missing', 'value': None},
+    {'op': 'remove', 'path': '/spec/none'},
+    {'op': 'replace', 'path': '/spec/none', 'value': 1},
+    {'op': 'add', 'path': '/spec/list/7', 'value': 1},
+    {'op': 'add', 'path': '/no/such/parent', 'value': 1},
+])
+def test_json_patch_not_applicable_is_generic_422(op):
+    with pytest.raises(st.ApiError) as exc:
+        patch.json_patch(DOC, _ops(op))
+    assert exc.value.code == 422
+    assert exc.value.to_status()['details'] == {}
+    assert exc.value.message == ('the server rejected our request due to '
+                                 'an error in our request')
+
+
+@pytest.mark.parametrize('body', [b'{"op": "add"}', b'[{"op": "nope"}]',
+                                  b'not json'])
+def test_malformed_json_patch_is_400(body):
+    with pytest.raises(st.ApiError) as exc:
+        patch.json_patch(DOC, body)
+    assert exc.value.code == 400
+
+
+def test_merge_patch_rfc7386():
+    out = patch.merge_patch(DOC, b'{"spec": {"keep": null, "list": [3]},'
+                                 b' "status": {"x": 1}}')
+    assert out['spec'] == {'list': [3]}
+    assert out['status'] == {'x': 1}
+
+
+def test_apply_requires_field_manager_and_merges():
+    with pytest.raises(st.ApiError) as exc:
+        patch.apply(patch.APPLY_PATCH, DOC, b'{}')
+    assert exc.value.code == 400
+    out = patch.apply(patch.APPLY_PATCH, DOC, b'spec:\n  keep: false\n',
+                      'mgr')
+    assert out['spec']['keep'] is False
+
+
+def test_strategic_merge_is_415():
+    with pytest.raises(st.ApiError) as exc:
+        patch.apply(patch.STRATEGIC_MERGE_PATCH, DOC, b'{}')
+    assert exc.value.code == 415
