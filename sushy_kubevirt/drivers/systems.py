@@ -32,6 +32,9 @@ from sushy_kubevirt import routes
 
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
 VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
+#: Guarded patch attempts: every round of a write race lets one writer
+#: through, so this many concurrent writers on one VM all succeed.
+PATCH_ATTEMPTS = 10
 DISABLED = 'Disabled'
 # A VMI uid no VMI has: makes kubevirt.boot treat a pending Once as used.
 _NO_VMI = {'metadata': {'uid': 'sushy-kubevirt-cancelled'}}
@@ -107,7 +110,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     def _patch(self, ident, build_ops):
         namespace, name = self._locate(ident)
-        writes.guarded_patch(self.cluster, namespace, name, build_ops)
+        writes.guarded_patch(self.cluster, namespace, name, build_ops,
+                             retries=PATCH_ATTEMPTS)
 
     # extensions used by sushy_kubevirt.plugin / routes
 
