@@ -1,0 +1,175 @@
+"""KubeVirtDriver over a small in-memory fake Cluster."""
+
+import logging
+
+import flask
+import pytest
+from sushy_tools import error
+
+from sushy_kubevirt import config
+from sushy_kubevirt.drivers import systems
+from sushy_kubevirt.kube import errors as kube_errors
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.simulator import objects
+
+LOG = logging.getLogger(__name__)
+
+
+class FakeCluster:
+    """Cached reads from dicts; writes recorded (and applied for patches)."""
+
+    datavolumes = False
+
+    def __init__(self, *vms):
+        self.vms = {identity.key(vm): vm for vm in vms}
+        self.vmis = {}
+        self.calls = []
+        self.fail = None
+
+    def list_vms(self):
+        return list(self.vms.values())
+
+    def get_vm(self, namespace, name):
+        return self.vms.get((namespace, name))
+
+    get_vm_live = get_vm
+
+    def find_vms_by_uuid(self, uuid):
+        return [vm for vm in self.vms.values()
+                if identity.firmware_uuid(vm) == uuid]
+
+    def find_vms_by_name(self, name):
+        return [vm for vm in self.vms.values()
+                if vm['metadata']['name'] == name]
+
+    def get_vmi(self, namespace, name):
+        return self.vmis.get((namespace, name))
+
+    def _write(self, *call):
+        self.calls.append(call)
+        if self.fail:
+            raise self.fail
+
+    def patch_vm(self, namespace, name, ops):
+        self._write('patch', namespace, name, ops)
+        return self.vms[namespace, name]
+
+    def vm_subresource(self, namespace, name, action, body=None):
+        self._write(action, namespace, name, body)
+
+
+def _vm(name, namespace='default', created='2026-01-01T00:00:00Z', **kw):
+    vm = objects.make_vm(name, namespace, **kw)
+    vm['metadata'].update(resourceVersion='1', creationTimestamp=created)
+    return vm
+
+
+@pytest.fixture
+def app():
+    return flask.Flask(__name__)
+
+
+def _driver(cluster, **cfg):
+    cls = systems.KubeVirtDriver.initialize(cfg, LOG)
+    driver = cls()
+    driver._cluster = cluster
+    return driver
+
+
+def test_initialize_names_the_bad_key():
+    with pytest.raises(config.ConfigError) as exc:
+        systems.KubeVirtDriver.initialize(
+            {'SUSHY_EMULATOR_KUBEVIRT_NAMESPACES': 'default'}, LOG)
+    assert 'SUSHY_EMULATOR_KUBEVIRT_NAMESPACES' in str(exc.value)
+
+
+def test_identity_aliases_and_duplicates(app):
+    old = _vm('node-0', 'lab')
+    new = _vm('node-0', 'test', created='2026-02-01T00:00:00Z')
+    driver = _driver(FakeCluster(old, new))
+    uuid = identity.firmware_uuid(old)
+    assert uuid == identity.firmware_uuid(new)
+    with app.app_context():
+        assert driver.systems == [uuid, 'test.node-0']
+        assert driver.name(uuid) == 'node-0'
+        for alias in ('node-0', 'lab.node-0', uuid.upper()):
+            with pytest.raises(error.AliasAccessError) as exc:
+                driver.uuid(alias)
+            assert exc.value.args[0] == uuid
+        # The shadowed VM is served under its namespace.name id.
+        assert driver.uuid('test.node-0') == uuid
+        assert driver.get_power_state('test.node-0') == 'Off'
+        with pytest.raises(error.NotFound):
+            driver.uuid('nope')
+        with pytest.raises(error.NotFound):
+            driver.uuid('other.node-0')
+
+
+def test_power_on_when_on_makes_no_call(app):
+    vm = _vm('node-0', run_strategy='Always')
+    cluster = FakeCluster(vm)
+    cluster.vmis['default', 'node-0'] = {
+        'metadata': {'name': 'node-0', 'namespace': 'default', 'uid': 'u'},
+        'status': {'phase': 'Running'}}
+    driver = _driver(cluster)
+    uuid = identity.firmware_uuid(vm)
+    with app.app_context():
+        driver.set_power_state(uuid, 'On')
+        assert cluster.calls == []
+        driver.set_power_state(uuid, 'ForceOff')
+    assert cluster.calls == [('stop', 'default', 'node-0',
+                              {'gracePeriod': 0})]
+
+
+@pytest.mark.parametrize('reset_type, status, words', [
+    ('Nmi', 400, 'ActionParameterNotSupported'),
+    ('Explode', 400, 'Unknown ResetType'),
+    (None, 400, 'Unknown ResetType'),
+])
+def test_bad_reset_types(app, reset_type, status, words):
+    vm = _vm('node-0')
+    cluster = FakeCluster(vm)
+    with app.app_context(), pytest.raises(error.FishyError) as exc:
+        _driver(cluster).set_power_state(identity.firmware_uuid(vm),
+                                         reset_type)
+    assert exc.value.code == status and words in str(exc.value)
+    assert cluster.calls == []
+
+
+@pytest.mark.parametrize('fail, status', [
+    (kube_errors.Forbidden('denied', status=403), 500),
+    (kube_errors.Invalid('bad boot order', status=422), 400),
+    (kube_errors.Unavailable('refused'), 503),
+    (kube_errors.NotFound('gone', status=404), 404),
+])
+def test_kube_errors_are_never_a_success(app, fail, status):
+    vm = _vm('node-0')
+    cluster = FakeCluster(vm)
+    cluster.fail = fail
+    driver = _driver(cluster)
+    with app.app_context(), pytest.raises(error.FishyError) as exc:
+        driver.set_boot_device(identity.firmware_uuid(vm), 'Pxe')
+    assert exc.value.code == status
+    assert str(fail) in str(exc.value)
+
+
+def test_start_conflict_is_retryable_409(app):
+    vm = _vm('node-0')
+    cluster = FakeCluster(vm)
+    cluster.fail = kube_errors.Conflict('VM is already running', status=409)
+    with app.app_context(), pytest.raises(error.Conflict) as exc:
+        _driver(cluster).set_power_state(identity.firmware_uuid(vm), 'On')
+    assert 'ActionParameterValueConflict' in str(exc.value)
+
+
+def test_boot_device_errors_change_nothing(app):
+    vm = _vm('node-0')
+    cluster = FakeCluster(vm)
+    driver = _driver(cluster)
+    uuid = identity.firmware_uuid(vm)
+    with app.app_context():
+        for target in ('Cd', 'Floppy'):
+            with pytest.raises(error.BadRequest):
+                driver.set_boot_device(uuid, target)
+        driver.set_boot_device(uuid, 'Hdd')
+    assert cluster.calls == []
