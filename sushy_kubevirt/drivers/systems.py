@@ -115,9 +115,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     # extensions used by sushy_kubevirt.plugin / routes
 
-    @errors.translate
     def check(self):
-        """Check the cluster and namespaces can be read (start-up)."""
+        """Check the cluster and namespaces can be read (start-up).
+
+        :raises sushy_kubevirt.config.ConfigError: naming the key.
+        """
         self.cluster.validate()
 
     def metrics_text(self):

@@ -112,3 +112,14 @@ def test_unknown_driver_stops_start_up(mode, tmp_path):
     assert "SUSHY_EMULATOR_SYSTEMS_DRIVER = 'nope' is not an installed " \
         'driver' in log
     assert 'sushy_tools.emulator.systems: kubevirt' in log
+
+
+def test_missing_namespace_stops_start_up(sim, tmp_path):
+    kubeconfig = sim.write_kubeconfig(str(tmp_path / 'kubeconfig'))
+    config = harness.write_config(
+        tmp_path / 'ns.conf', kubeconfig,
+        SUSHY_EMULATOR_KUBEVIRT_NAMESPACES=['no-such-namespace'])
+    process = harness.emulator_process('sushy-emulator', config, tmp_path)
+    assert process.start().wait_exit() != 0
+    assert "SUSHY_EMULATOR_KUBEVIRT_NAMESPACES: namespace " \
+        "'no-such-namespace' does not exist" in process.log()
