@@ -220,9 +220,8 @@ class DataVolumeController:
     def __init__(self, sim):
         self.sim = sim
         self.store = sim.store
-        delays = dict(DEFAULT_DELAYS)
-        delays.update(getattr(sim, 'stage_delays', None) or {})
-        self.delays = delays
+        self.delays = sim_clock.stage_delays(
+            DEFAULT_DELAYS, getattr(sim, 'stage_delays', None))
         self.clock = sim_clock.Clock(getattr(sim, 'time_scale', 1.0))
         self.scheduler = sim_clock.Scheduler(self.clock, 'sim-cdi')
         self.gc = OwnerGC(self.store, self.scheduler)

@@ -16,6 +16,20 @@ import time
 LOG = logging.getLogger(__name__)
 
 
+def stage_delays(defaults, overrides):
+    """``defaults`` updated from ``overrides`` matched case-insensitively.
+
+    Names not in ``defaults`` belong to another component and are ignored.
+    """
+    delays = dict(defaults)
+    names = {name.lower(): name for name in defaults}
+    for name, value in (overrides or {}).items():
+        if name.lower() in names:
+            delays[names[name.lower()]] = (None if value is None
+                                           else float(value))
+    return delays
+
+
 class Clock:
     """Monotonic simulated time."""
 

@@ -51,15 +51,6 @@ def now():
         '%Y-%m-%dT%H:%M:%SZ')
 
 
-def parse_stage_delays(text):
-    """``'Scheduling=0.5,Running=1'`` -> ``{'Scheduling': 0.5, ...}``."""
-    delays = {}
-    for item in filter(None, (part.strip() for part in text.split(','))):
-        key, _sep, value = item.partition('=')
-        delays[key.strip()] = float(value)
-    return delays
-
-
 def stable_mac(namespace, name, iface):
     """A locally administered unicast MAC derived from the names."""
     digest = hashlib.sha1(
@@ -279,8 +270,8 @@ class KubeVirt:
     def __init__(self, sim):
         self.sim = sim
         self.store = sim.store
-        self.delays = dict(DEFAULT_DELAYS)
-        self.delays.update(getattr(sim, 'stage_delays', None) or {})
+        self.delays = sim_clock.stage_delays(
+            DEFAULT_DELAYS, getattr(sim, 'stage_delays', None))
         self.clock = sim_clock.Clock(getattr(sim, 'time_scale', 1.0))
         self.scheduler = sim_clock.Scheduler(self.clock, 'sim-kubevirt')
         self._dv_users = {}     # (ns, dv name) -> {vm/vmi name}

@@ -64,3 +64,9 @@ def test_stop_is_idempotent_and_drops_pending_calls():
 def test_clock_scales_delays():
     assert clock.Clock(time_scale=10).real_seconds(180) == 18.0
     assert clock.Clock().real_seconds(-1) == 0.0
+
+
+def test_stage_delays_match_names_case_insensitively():
+    delays = clock.stage_delays({'Running': 0.5, 'Shutdown': None},
+                                {'running': '2', 'ImportScheduled': 1})
+    assert delays == {'Running': 2.0, 'Shutdown': None}

@@ -37,8 +37,3 @@ def test_run_strategy_from_running():
     assert kubevirt.run_strategy({'spec': {'running': False}}) == 'Halted'
     assert kubevirt.run_strategy({'spec': {'runStrategy': 'Manual'}}) == \
         'Manual'
-
-
-def test_parse_stage_delays():
-    assert kubevirt.parse_stage_delays('Scheduling=0.5, Running=1') == {
-        'Scheduling': 0.5, 'Running': 1.0}
