@@ -292,3 +292,15 @@ def test_state_shared_by_name_and_uuid(machine, images):
         machine.url('/redfish/v1/Systems/%s/VirtualMedia/Cd'
                     % machine.name), timeout=30).json()
     assert by_name['Image'] == image
+
+
+def test_inserted_false_keeps_the_tray_empty(machine, images):
+    image = images.add('noins-%s.iso' % machine.name)
+    assert machine.insert(image, Inserted=False).status_code == 204
+    machine.wait_phase('Succeeded')
+    state = machine.media()
+    assert state['Image'] == image and state['Inserted'] is False
+    assert CDROM not in [d['name'] for d in disks(machine.vm())]
+    assert machine.insert(image).status_code == 204
+    machine.wait_phase('Succeeded')
+    assert machine.media()['Inserted'] is True
