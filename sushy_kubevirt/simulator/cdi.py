@@ -204,7 +204,8 @@ class OwnerGC:
                        if event == 'DELETED' else ())
         for dep in orphans:
             self._scheduler.call_later(
-                0, lambda dep=dep: self._delete(*dep), key=('gc',) + dep[1:])
+                0, lambda dep=dep: self._delete(*dep),
+                key=('gc', dep[0].key) + dep[1:])
 
     def _delete(self, rt, namespace, name):
         try:
