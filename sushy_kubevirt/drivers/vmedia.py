@@ -45,6 +45,7 @@ SCHEMES = ('http', 'https')
 #: InsertMedia parameters understood (DMTF VirtualMedia.InsertMedia).
 PARAMETERS = ('Image', 'Inserted', 'WriteProtected', 'UserName',
               'Password', 'TransferProtocolType', 'TransferMethod')
+INSERT_ENDPOINT = 'VirtualMedia.virtual_media_insert'
 # Power calls that create a VMI from the template (see kubevirt.power).
 _STARTING_ACTIONS = ('start', 'restart', 'patch')
 _MASKED = '******'
@@ -193,8 +194,12 @@ def set_boot_image(systems, identity, device, boot_image=None,
 
 
 def _request_parameters():
-    """The InsertMedia JSON body, when called from that route."""
-    if not flask.has_request_context():
+    """The InsertMedia JSON body, when called from that route.
+
+    ({} elsewhere, e.g. sushy-tools' HttpBootUri PATCH also inserts.)
+    """
+    if not flask.has_request_context() or \
+            flask.request.endpoint != INSERT_ENDPOINT:
         return {}
     body = flask.request.get_json(silent=True)
     return body if isinstance(body, dict) else {}

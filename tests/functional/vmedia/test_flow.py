@@ -304,3 +304,14 @@ def test_inserted_false_keeps_the_tray_empty(machine, images):
     assert machine.insert(image).status_code == 204
     machine.wait_phase('Succeeded')
     assert machine.media()['Inserted'] is True
+
+
+def test_http_boot_uri_patch_inserts_media(machine, images):
+    image = images.add('httpboot-%s.iso' % machine.name)
+    answer = requests.patch(machine.url(machine.path), json={'Boot': {
+        'BootSourceOverrideTarget': 'UefiHttp', 'HttpBootUri': image}},
+        timeout=30)
+    assert answer.status_code == 204, answer.text
+    assert machine.media()['Image'] == image
+    assert media.attached_datavolume(machine.vm(), 'Cd') == machine.dv_name
+    assert boot.boot_device(machine.vm()) == boot.CD
