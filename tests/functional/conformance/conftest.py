@@ -6,11 +6,13 @@ shuts guests down quickly so soft power-off completes within a test.
 """
 
 import pytest
+import requests
 import sushy
 from tests.functional.emulator.conftest import config_file  # noqa: F401
 from tests.functional.emulator.conftest import emulator  # noqa: F401
 from tests.functional.emulator.conftest import machine  # noqa: F401
 from tests.functional.emulator.conftest import machines  # noqa: F401
+from tests.functional.emulator import harness
 
 from sushy_kubevirt.simulator import Simulator
 
@@ -24,6 +26,18 @@ def pytest_configure(config):
     config.addinivalue_line(
         'markers', 'validator: runs a DMTF Redfish validator '
         '(deselect with -m "not validator")')
+
+
+def api_calls(sim):
+    """The API calls logged so far, once in-flight entries are recorded.
+
+    The simulator records a request after sending its response, so a
+    client can see the answer first: a sentinel ``GET /version`` sent
+    afterwards and seen in the log bounds that window.
+    """
+    requests.get(sim.url + '/version', timeout=10)
+    sim.wait_for(lambda: sim.request_log.count(path='/version'), 5.0)
+    return [e for e in harness.api_calls(sim) if e['path'] != '/version']
 
 
 def simulator(vms):
