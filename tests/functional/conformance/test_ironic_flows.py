@@ -6,9 +6,13 @@ UUID), with sushy's session-or-Basic auth. The sequences follow
 ironic/drivers/modules/redfish (power, management, inspect).
 """
 
+import os
+
+import pytest
 import requests
 import sushy
 from tests.functional.conformance import conftest
+from tests.functional.conformance import validators
 from tests.functional.emulator import harness
 
 ON = sushy.SYSTEM_POWER_STATE_ON
@@ -210,3 +214,24 @@ def test_bad_boot_input_is_4xx_and_changes_nothing(sim, emulator,
         assert 400 <= response.status_code < 500, (body, response.text)
     after = harness.vm(sim, machine.name)['metadata']['resourceVersion']
     assert after == before
+
+
+@pytest.mark.validator
+@pytest.mark.skipif(validators.tool('rf_interop_validator') is None,
+                    reason='redfish-interop-validator not installed '
+                           '(tox -e validator)')
+@pytest.mark.skipif(not os.path.isfile(
+    os.environ.get(validators.PROFILE_ENV, '')),
+    reason='%s does not name Ironic\'s interop profile (tox -e validator '
+           'fetches it from PyPI)' % validators.PROFILE_ENV)
+def test_interop_validator_with_ironic_profile(sim, emulator, fake, machine,
+                                               tmp_path):
+    """No FAIL of Ironic's profile that the fake driver does not have."""
+    profile = os.environ[validators.PROFILE_ENV]
+    _, fake_fails = validators.interop_validator(
+        fake.url, tmp_path / 'fake', profile)
+    validated, fails = validators.interop_validator(
+        emulator.url, tmp_path / 'ours', profile)
+    assert machine.path in validated
+    extra = validators.not_in(fails, fake_fails)
+    assert not extra, validators.report(extra)

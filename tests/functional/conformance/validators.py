@@ -70,6 +70,12 @@ def key(fail):
     return uri, prop, fail.kind
 
 
+def not_in(fails, baseline):
+    """The ``fails`` whose :func:`key` no FAIL of ``baseline`` has."""
+    known = {key(f) for f in baseline}
+    return [f for f in fails if key(f) not in known]
+
+
 def _run(argv, logdir, name):
     os.makedirs(logdir, exist_ok=True)
     result = subprocess.run(argv, capture_output=True, text=True,
