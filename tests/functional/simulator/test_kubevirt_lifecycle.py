@@ -243,8 +243,8 @@ def test_graceful_stop_honours_grace_period(simulator, custom):
     wait_running(simulator, custom, 'g1')
     began = time.monotonic()
     action(custom, 'g1', 'stop')
-    vmi = get(custom, 'g1', VMIS)
-    assert vmi['metadata'].get('deletionTimestamp')
+    simulator.wait_for(lambda: get(custom, 'g1', VMIS)['metadata'].get(
+        'deletionTimestamp'), timeout=1)
     wait_printable(simulator, custom, 'g1', 'Stopping', timeout=1)
     wait_printable(simulator, custom, 'g1', 'Stopped')
     assert time.monotonic() - began >= 1.5
