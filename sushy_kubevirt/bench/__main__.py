@@ -48,7 +48,7 @@ def parse_args(argv=None):
         'the first server only (0: skip it)')
     add('--max-qps', type=float, default=50.0,
         help='API server throttling of the second profile')
-    add('--rounds', type=int, default=2,
+    add('--rounds', type=int, default=4,
         help='Ironic poll rounds over all nodes (ironic, mixed)')
     add('--seconds', type=float, default=8.0,
         help='time bound of each workload')

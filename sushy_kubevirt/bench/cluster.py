@@ -19,10 +19,11 @@ import time
 from sushy_kubevirt.bench import procs
 
 
-#: The informers' first list is paginated (``limit``); live reads are not.
+#: The informers' first list is paginated (``limit=500``, the reflector's
+#: page size); live reads and the start-up check (``limit=1``) are not.
 #: Holding those lists keeps every cache unsynced, so reads go live.
 _INFORMER_LIST = {
-    'method': 'GET', 'query': {'limit': None},
+    'method': 'GET', 'query': {'limit': '500'},
     'path': r'/(virtualmachines|virtualmachineinstances|datavolumes)$'}
 _HOLD_S = 3600.0
 
