@@ -212,8 +212,24 @@ def test_bad_boot_input_is_4xx_and_changes_nothing(sim, emulator,
                  {'UUID': 'x'}, ['Boot']):
         response = requests.patch(url, json=body, timeout=30)
         assert 400 <= response.status_code < 500, (body, response.text)
+    response = requests.patch(url, data='{"Boot": ', timeout=30,
+                              headers={'Content-Type': 'application/json'})
+    assert 400 <= response.status_code < 500, response.text
     after = harness.vm(sim, machine.name)['metadata']['resourceVersion']
     assert after == before
+
+
+def test_unknown_system_is_404(emulator):
+    url = emulator.url + '/redfish/v1/Systems/'
+    for ident in ('no-such-vm', '00000000-0000-0000-0000-000000000000'):
+        assert requests.get(url + ident, timeout=30).status_code == 404
+        response = requests.patch(url + ident, timeout=30, json={
+            'Boot': {'BootSourceOverrideTarget': 'Pxe'}})
+        assert response.status_code == 404, response.text
+        response = requests.post(
+            url + ident + '/Actions/ComputerSystem.Reset',
+            json={'ResetType': 'On'}, timeout=30)
+        assert response.status_code == 404, response.text
 
 
 @pytest.mark.validator
