@@ -2,8 +2,9 @@
 
 ``python -m sushy_kubevirt.bench.cluster --vms N ...`` runs
 :class:`sushy_kubevirt.simulator.Simulator` and answers JSON-line commands
-on stdin (``counts``, ``hold_sync``, ``release_sync``, ``stop``) so the
-harness can read the simulator's request log from another process.
+on stdin (``counts``, ``informer_lists``, ``hold_sync``, ``release_sync``,
+``stop``) so the harness can read the simulator's request log from another
+process.
 :class:`Cluster` is the harness's side.
 """
 
@@ -28,19 +29,32 @@ _INFORMER_LIST = {
 _HOLD_S = 3600.0
 
 
-def _counts(sim):
-    counts = sim.request_log.counters()
-    sim.request_log.clear()
-    return {'%s %s' % key: n for key, n in counts.items()}
+def _delta(now, before):
+    return {'%s %s' % key: n - before.get(key, 0) for key, n in now.items()
+            if n != before.get(key, 0)}
+
+
+def _informer_lists(sim, since):
+    """Pages of the informers' first lists that started after ``since``."""
+    pages = sim.request_log.entries(
+        verb='list', query={'limit': _INFORMER_LIST['query']['limit']},
+        started=lambda started: started >= since)
+    return {'pages': len(pages),
+            'last_end': max((p['started'] + p['duration'] for p in pages),
+                            default=None)}
 
 
 def _serve(sim, out):
-    held = None
+    held, seen = None, sim.request_log.counters()
     for line in sys.stdin:
-        name = json.loads(line)['cmd']
+        command = json.loads(line)
+        name = command['cmd']
         reply = {}
         if name == 'counts':
-            reply['counts'] = _counts(sim)
+            now = sim.request_log.counters()
+            reply['counts'], seen = _delta(now, seen), now
+        elif name == 'informer_lists':
+            reply = _informer_lists(sim, command['since'])
         elif name == 'hold_sync' and held is None:
             held = sim.faults.latency(_HOLD_S, times=None, **_INFORMER_LIST)
         elif name == 'release_sync' and held is not None:
@@ -72,7 +86,6 @@ def main(argv=None):
     sim.start()
     try:
         sim.write_kubeconfig(args.kubeconfig)
-        sim.request_log.clear()
         out.write(json.dumps({'url': sim.url,
                               'seed_s': time.monotonic() - started}) + '\n')
         out.flush()
@@ -125,14 +138,21 @@ class Cluster:
                                    % procs.log_tail(self.log_path))
         return json.loads(line)
 
-    def _call(self, cmd, timeout=60.0):
-        self.proc.stdin.write(json.dumps({'cmd': cmd}) + '\n')
+    def _call(self, cmd, timeout=60.0, **args):
+        self.proc.stdin.write(json.dumps(dict(args, cmd=cmd)) + '\n')
         self.proc.stdin.flush()
         return self._reply(timeout)
 
     def counts(self):
         """API requests ``{'verb resource': n}`` since the previous call."""
         return self._call('counts')['counts']
+
+    def informer_lists(self, since):
+        """Pages of the informers' first lists since epoch ``since``.
+
+        ``{'pages': n, 'last_end': epoch seconds the last one ended}``.
+        """
+        return self._call('informer_lists', since=since)
 
     def hold_sync(self):
         """Stall the informers' first lists: caches stay unsynced."""

@@ -69,18 +69,28 @@ def _burst(port, ids, requests=16, parallel=8):
     return load.run(spec)
 
 
-def _wait_warm(port, ids, cluster, deadline_s):
-    """Seconds until two parallel bursts of GETs make no API call."""
-    started, quiet = time.monotonic(), 0
+def _wait_warm(port, ids, cluster, since, deadline_s):
+    """Wait until the caches of every worker have synced.
+
+    Synced: the informers' first lists (seen in the simulator's log) have
+    stopped, and then two parallel bursts of GETs make no API call.
+    Returns (seconds from epoch ``since`` to the end of the last informer
+    list page, seconds waited), or (None, None) at the deadline.
+    """
+    started, quiet, pages = time.monotonic(), 0, None
     while time.monotonic() - started < deadline_s:
-        cluster.counts()
-        _burst(port, ids)
-        calls, _ = _split(cluster.counts())
-        quiet = 0 if calls else quiet + 1
-        if quiet == 2:
-            return time.monotonic() - started
-        time.sleep(0.1)
-    return None
+        state = cluster.informer_lists(since)
+        if state['pages'] and state['pages'] == pages:
+            cluster.counts()
+            _burst(port, ids)
+            calls, _ = _split(cluster.counts())
+            quiet = 0 if calls else quiet + 1
+            if quiet == 2:
+                return (round(state['last_end'] - since, 3),
+                        round(time.monotonic() - started, 3))
+        pages = state['pages']
+        time.sleep(0.25)
+    return None, None
 
 
 def _calls(plan, port, ids, cluster):
@@ -157,6 +167,7 @@ def measure(plan, server, mode, cluster=None):
         emu.wait_ready()
         result['start_s'] = round(time.monotonic() - started, 3)
         result['rss_idle_kb'] = emu.rss_kb()
+        first_request = time.time()
         listed = _wait_listing(port, plan.vms, plan.warm_deadline_s)
         result['ready_s'] = listed and round(listed + result['start_s'], 3)
         ids = system_ids(port)
@@ -164,8 +175,8 @@ def measure(plan, server, mode, cluster=None):
             raise RuntimeError('%s lists no system:\n%s' % (
                 name, procs.log_tail(emu.log_path)))
         if mode == 'warm':
-            warm = _wait_warm(port, ids, cluster, plan.warm_deadline_s)
-            result['warm_s'] = warm and round(warm, 3)
+            result['sync_s'], result['warm_s'] = _wait_warm(
+                port, ids, cluster, first_request, plan.warm_deadline_s)
         result['rss_kb'] = emu.rss_kb()
         media = plan.image_url and _vmedia_available(port, ids[0])
         plan = dataclasses.replace(plan,

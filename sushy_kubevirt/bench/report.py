@@ -59,7 +59,7 @@ def _load(run, workload):
 
 
 def runs_table(runs, workloads):
-    headers = ['api', 'server', 'mode', 'ready s', 'warm s', 'RSS MB']
+    headers = ['api', 'server', 'mode', 'ready s', 'sync s', 'RSS MB']
     for workload in workloads:
         headers += ['%s p50' % workload, 'p95', 'p99', 'req/s', 'err']
     headers += ['lag ms']
@@ -67,7 +67,7 @@ def runs_table(runs, workloads):
     for run in runs:
         lags = sorted(x for x in run.get('lag_s') or () if x is not None)
         row = [_profile(run), run['server'], run['mode'], run.get('ready_s'),
-               run.get('warm_s'), run.get('rss_kb', 0) / 1024.0]
+               run.get('sync_s'), run.get('rss_kb', 0) / 1024.0]
         for workload in workloads:
             row += _load(run, workload)
         row.append(stats.percentile(lags, 0.5) * 1000.0 if lags else None)
@@ -136,7 +136,7 @@ def scale_table(results):
         per_vm = (r.get('rss_kb', 0) - r.get('rss_idle_kb', 0)) / r['vms']
         total = r['workloads']['pr32']['total']
         rows.append([r['vms'], r['namespaces'], r['seed_s'], r['ready_s'],
-                     r.get('warm_s'), r['rss_idle_kb'] / 1024.0,
+                     r.get('sync_s'), r['rss_idle_kb'] / 1024.0,
                      r['rss_kb'] / 1024.0, per_vm, total['p50_ms'],
                      total['p95_ms'], total['p99_ms'], total['rps']])
     return table(headers, rows)
