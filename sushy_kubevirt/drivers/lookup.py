@@ -53,13 +53,9 @@ class Lookup:
             alias(chosen))
 
     def _by_uuid(self, uuid):
-        vms = self._cluster.find_vms_by_uuid(uuid)
-        if not vms:
-            # Not indexed under this spelling: an upper-case field, or no
-            # firmware.uuid yet (KubeVirt's name-derived default applies).
-            vms = [vm for vm in self._cluster.list_vms()
-                   if identity.firmware_uuid(vm) == uuid]
-        return vms
+        # An index lookup (case-insensitive, name-derived default
+        # included): never a scan of every VM.
+        return self._cluster.find_vms_by_uuid(uuid)
 
     def _chosen(self, uuid, vms):
         chosen = identity.pick(vms)

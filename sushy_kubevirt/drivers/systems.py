@@ -36,8 +36,6 @@ VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
 #: through, so this many concurrent writers on one VM all succeed.
 PATCH_ATTEMPTS = 10
 DISABLED = 'Disabled'
-# A VMI uid no VMI has: makes kubevirt.boot treat a pending Once as used.
-_NO_VMI = {'metadata': {'uid': 'sushy-kubevirt-cancelled'}}
 
 _clusters = {}
 _clusters_lock = threading.Lock()
@@ -98,12 +96,23 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             self._lookup = lookup.Lookup(self.cluster, self._logger)
         return self._lookup.locate(ident)
 
-    def _vm(self, ident):
+    def find_vm(self, ident):
+        """The cached VirtualMachine served as System ``ident`` (read-only).
+
+        Public for the other drivers (virtual media). ``ident`` is the
+        System id (firmware UUID), a VM name or ``<namespace>.<name>``.
+
+        :raises sushy_tools.error.AliasAccessError: ``ident`` is an alias;
+            ``args[0]`` is the canonical id.
+        :raises sushy_tools.error.NotFound: no such served VM.
+        """
         namespace, name = self._locate(ident)
         vm = self.cluster.get_vm(namespace, name)
         if vm is None:
             raise error.NotFound('System %s not found' % ident)
         return vm
+
+    _vm = find_vm
 
     def _vmi(self, vm):
         return self.cluster.get_vmi(*identity.key(vm))
@@ -215,8 +224,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                 raise error.BadRequest(
                     'BootSourceOverrideTarget cannot be changed together '
                     'with BootSourceOverrideEnabled Disabled')
-            self._patch(identity_, lambda vm: boot.restore_once_ops(
-                vm, _NO_VMI))
+            self._patch(identity_, boot.cancel_once_ops)
             return
         if enabled is None:
             enabled = boot.override_enabled(vm)

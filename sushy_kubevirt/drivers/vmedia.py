@@ -117,9 +117,9 @@ def find_vm(systems, identity):
     redirect routes with a device in the URL.
     """
     try:
-        return systems._vm(identity)
+        return systems.find_vm(identity)
     except error.AliasAccessError as exc:
-        return systems._vm(exc.args[0])
+        return systems.find_vm(exc.args[0])
 
 
 def _tray_datavolume(cluster, vm, device):

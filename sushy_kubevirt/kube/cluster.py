@@ -18,19 +18,23 @@ from sushy_kubevirt.kube import informer as informer_mod
 from sushy_kubevirt.kube import limiter
 from sushy_kubevirt.kube import lister as lister_mod
 from sushy_kubevirt.kube import resources as res
+from sushy_kubevirt.kubevirt import identity
 
 LOG = logging.getLogger(__name__)
 
 
-def firmware_uuid(vm):
-    """``spec.template.spec.domain.firmware.uuid`` of a VM, or None."""
-    spec = (vm.get('spec') or {}).get('template') or {}
-    domain = (spec.get('spec') or {}).get('domain') or {}
-    return (domain.get('firmware') or {}).get('uuid')
+def uuid_key(vm):
+    """The 'uuid' index value of a VM: its Redfish id, lower-cased.
+
+    :func:`sushy_kubevirt.kubevirt.identity.firmware_uuid`: the canonical
+    firmware UUID, or KubeVirt's name-derived default when the field is
+    still empty, so every System id is found in O(1).
+    """
+    return identity.firmware_uuid(vm).lower()
 
 
 VM_INDEXERS = {
-    'uuid': lambda vm: [u for u in (firmware_uuid(vm),) if u],
+    'uuid': lambda vm: [uuid_key(vm)],
     'name': lambda vm: [vm['metadata']['name']],
 }
 
@@ -233,8 +237,14 @@ class Cluster:
         return self._get(res.VM, namespace, name)
 
     def find_vms_by_uuid(self, uuid):
-        """Served VMs whose firmware UUID is ``uuid`` (normally 0 or 1)."""
-        return self._all(res.VM, 'by_index', 'uuid', uuid)
+        """Served VMs whose firmware UUID is ``uuid`` (normally 0 or 1).
+
+        Case-insensitive, and a VM whose ``firmware.uuid`` is still empty
+        is found under KubeVirt's name-derived default (see
+        :func:`uuid_key`). An index lookup: no scan, no API call once
+        synced.
+        """
+        return self._all(res.VM, 'by_index', 'uuid', uuid.lower())
 
     def find_vms_by_name(self, name):
         """Served VMs named ``name``, in any served namespace."""

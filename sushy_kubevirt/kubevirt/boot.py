@@ -16,8 +16,9 @@ Template changes apply when a VMI is created. KubeVirt has no one-time
 boot: ``Once`` stores the original orders and the current VMI uid in the
 annotation :data:`ONCE_ANNOTATION`, applies the target order, and
 :func:`restore_once_ops` puts the orders back once a VMI with another uid
-exists (that boot consumed the override). An in-guest reboot keeps the
-VMI - and its old boot order - unless
+exists (that boot consumed the override); :func:`cancel_once_ops` puts
+them back at once (``BootSourceOverrideEnabled: Disabled``). An in-guest
+reboot keeps the VMI - and its old boot order - unless
 ``spec.template.spec.domain.rebootPolicy: Terminate`` (KubeVirt 1.8+,
 feature gate RebootPolicy) makes KubeVirt re-create it; without it the
 override is consumed only by a Redfish restart or a power cycle.
@@ -230,6 +231,18 @@ def restore_once_ops(vm, vmi):
     Once order).
     """
     if not once_consumed(vm, vmi):
+        return []
+    return cancel_once_ops(vm)
+
+
+def cancel_once_ops(vm):
+    """Ops cancelling a pending Once ([] when none is pending).
+
+    ``BootSourceOverrideEnabled: Disabled``: the saved orders come back
+    (renumbered as in :func:`restore_once_ops`) and the annotation is
+    removed, whether or not a boot used the override.
+    """
+    if _once(vm) is None:
         return []
     devices = _devices(vm)
     original = _original(vm, devices)

@@ -29,7 +29,7 @@ def test_initial_sync_then_reads_make_no_call(sim, cluster):
     assert sorted(v['metadata']['name'] for v in vms) == [
         'vm-%05d' % i for i in range(4)]
     assert all('managedFields' not in v['metadata'] for v in vms)
-    uuid = cluster_mod.firmware_uuid(vms[0])
+    uuid = cluster_mod.uuid_key(vms[0])
     sim.request_log.clear()
     for _ in range(20):
         assert cluster.get_vm('default', 'vm-00001')['metadata']['name'] \
@@ -90,7 +90,7 @@ def test_add_update_delete_propagate(sim, cluster, custom_api):
         GROUP, VERSION, 'default', 'virtualmachines',
         objects.make_vm('new-vm', cores=1))
     vm = wait_for(lambda: cluster.get_vm('default', 'new-vm'))
-    uuid = cluster_mod.firmware_uuid(vm)
+    uuid = cluster_mod.uuid_key(vm)
     assert uuid and cluster.find_vms_by_uuid(uuid)[0] is vm
     custom_api.patch_namespaced_custom_object(
         GROUP, VERSION, 'default', 'virtualmachines', 'new-vm',

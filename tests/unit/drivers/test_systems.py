@@ -173,3 +173,56 @@ def test_boot_device_errors_change_nothing(app):
                 driver.set_boot_device(uuid, target)
         driver.set_boot_device(uuid, 'Hdd')
     assert cluster.calls == []
+
+
+class IndexOnlyCluster(FakeCluster):
+    """Lookups must use the indexes: listing every VM is a failure."""
+
+    listing = False
+
+    def list_vms(self):
+        if not self.listing:
+            raise AssertionError('a System lookup scanned every VM')
+        return super().list_vms()
+
+
+def test_lookups_never_scan_every_vm(app):
+    vm = _vm('node-0')
+    driver = _driver(IndexOnlyCluster(vm))
+    uuid = identity.firmware_uuid(vm)
+    with app.app_context():
+        assert driver.name(uuid) == 'node-0'
+        for missing in ('0b6f4c4e-8a1d-4a5e-9a38-5b1c9d2e7f10', 'nope',
+                        'lab.nope'):
+            with pytest.raises(error.NotFound):
+                driver.uuid(missing)
+        with pytest.raises(error.AliasAccessError):
+            driver.uuid(uuid.upper())
+
+
+def test_boot_override_disabled_cancels_a_pending_once(app, monkeypatch):
+    vm = _vm('node-0')
+    cluster = FakeCluster(vm)
+    driver = _driver(cluster)
+    uuid = identity.firmware_uuid(vm)
+    calls = []
+    monkeypatch.setattr(systems.boot, 'cancel_once_ops',
+                        lambda vm: calls.append(vm) or [])
+    monkeypatch.setattr(systems.routes, 'requested_boot_override',
+                        lambda: 'Disabled')
+    with app.app_context():
+        driver.set_boot_device(uuid, 'Hdd')
+    assert calls == [vm]
+
+
+def test_find_vm_is_public_for_other_drivers(app):
+    vm = _vm('node-0', 'lab')
+    driver = _driver(FakeCluster(vm))
+    uuid = identity.firmware_uuid(vm)
+    with app.app_context():
+        assert driver.find_vm(uuid) is vm
+        with pytest.raises(error.AliasAccessError) as exc:
+            driver.find_vm('lab.node-0')
+        assert exc.value.args[0] == uuid
+        with pytest.raises(error.NotFound):
+            driver.find_vm('lab.other')

@@ -244,3 +244,16 @@ def test_malformed_annotation_is_cleared_on_restore():
     assert boot.override_enabled(vm) == 'Once'
     ops = boot.restore_once_ops(vm, fx.vmi(uid='x'))
     assert ops == [{'op': 'remove', 'path': ONCE_PATH}]
+
+
+@pytest.mark.parametrize('uid', ['vmi-1', None])
+def test_cancel_restores_a_pending_once_unused(uid):
+    once = _once(STD, 'Pxe', uid=uid)
+    assert not boot.once_consumed(once, fx.vmi(uid=uid) if uid else None)
+    ops = boot.cancel_once_ops(once)
+    assert ops[-1] == {'op': 'remove', 'path': ONCE_PATH}
+    after = jsonpatch.apply(once, ops)
+    assert fx.orders(after) == fx.orders(STD)
+    assert boot.override_enabled(after) == 'Continuous'
+    assert boot.cancel_once_ops(after) == []
+    assert boot.cancel_once_ops(STD) == []

@@ -1,0 +1,53 @@
+"""The Cluster's VM indexes: every System id is an O(1) lookup."""
+
+import os
+
+from sushy_kubevirt import config
+from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.kube import informer as informer_mod
+from sushy_kubevirt.kube import lister as lister_mod
+from sushy_kubevirt.kube import resources as res
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.simulator import objects
+
+UPPER = 'A3F1C6E2-0B7D-4F5A-9C3E-8D2B1A0F6E47'
+
+
+def _vm(name, uuid=None):
+    vm = objects.make_vm(name)
+    vm['metadata'].update(resourceVersion='1')
+    firmware = vm['spec']['template']['spec']['domain']['firmware']
+    if uuid:
+        firmware['uuid'] = uuid
+    else:
+        firmware.pop('uuid', None)
+    return vm
+
+
+def _synced_cluster(*vms):
+    """A Cluster whose (unstarted) VM informer holds ``vms``, synced."""
+    cluster = cluster_mod.Cluster(config.Settings())
+    informer = informer_mod.Informer(None, res.VM,
+                                     indexers=cluster_mod.VM_INDEXERS)
+    informer._replace(list(vms), '1')
+    lister = lister_mod.Lister(informer, None, cluster.accounting)
+    cluster._running = cluster_mod._Running(
+        None, {(res.VM.plural, None): informer},
+        {(res.VM.plural, None): lister})
+    cluster._pid = os.getpid()
+    return cluster
+
+
+def test_uuid_index_is_canonical_lower_case_with_legacy_default():
+    upper, legacy = _vm('upper', UPPER), _vm('legacy')
+    assert cluster_mod.uuid_key(upper) == UPPER.lower()
+    assert cluster_mod.uuid_key(legacy) == \
+        identity.legacy_firmware_uuid('legacy')
+    cluster = _synced_cluster(upper, legacy)
+    for text in (UPPER, UPPER.lower()):
+        assert cluster.find_vms_by_uuid(text) == [upper]
+    legacy_id = identity.firmware_uuid(legacy)
+    assert cluster.find_vms_by_uuid(legacy_id.upper()) == [legacy]
+    assert cluster.find_vms_by_uuid(
+        '00000000-0000-0000-0000-000000000000') == []
+    assert cluster.accounting.live_calls() == 0
