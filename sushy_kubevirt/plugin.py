@@ -20,7 +20,6 @@ import threading
 from stevedore import driver as sd_driver
 from stevedore import exception as sd_exception
 from sushy_tools.emulator import main
-from sushy_tools.emulator import memoize
 
 from sushy_kubevirt import routes
 
@@ -32,6 +31,8 @@ _NAMESPACES = {SYSTEMS_KEY: SYSTEMS_NAMESPACE, VMEDIA_KEY: VMEDIA_NAMESPACE}
 
 #: Class attribute holding the original Application members we replaced.
 _ORIGINALS = '_sushy_kubevirt_originals'
+#: Prefix of our entries in ``Application._cache``.
+_CACHE_PREFIX = 'sushy_kubevirt.'
 
 # Serialises the first construction of the drivers (request threads race).
 _LOCK = threading.RLock()
@@ -77,15 +78,42 @@ def validate(config):
         driver_class(config, key)
 
 
+def _fingerprint(config):
+    """The emulator settings a driver is built from, comparable."""
+    return tuple(sorted((key, repr(value)) for key, value in config.items()
+                        if key.startswith('SUSHY_EMULATOR_')))
+
+
+def _built(app, name, make, depends=None):
+    """``make()`` once per settings: rebuilt when the config changed.
+
+    sushy-emulator loads its config twice (``SUSHY_EMULATOR_CONFIG`` when
+    ``main`` is imported, then ``--config``); a driver built from the
+    first must not outlive the second, nor a driver built on ``depends``
+    (another driver) outlive it. Kept in ``app._cache`` (what sushy-tools'
+    memoize uses), so resetting that drops it too.
+    """
+    cache = app.__dict__.setdefault('_cache', {})
+    key = (_fingerprint(app.config), id(depends))
+    built = cache.get(_CACHE_PREFIX + name)
+    if built is None or built[0] != key:
+        built = (key, make())
+        cache[_CACHE_PREFIX + name] = built
+    return built[1]
+
+
 def _systems(self):
     with _LOCK:
         cls = driver_class(self.config, SYSTEMS_KEY)
         if cls is None:
             return _original('systems').fget(self)
-        result = cls.initialize(self.config, self.logger)()
-        self.logger.debug('Initialized system resource backed by %s driver',
-                          result.driver)
-        return result
+
+        def make():
+            result = cls.initialize(self.config, self.logger)()
+            self.logger.debug('Initialized system resource backed by %s '
+                              'driver', result.driver)
+            return result
+        return _built(self, 'systems', make)
 
 
 def _vmedia(self):
@@ -93,7 +121,10 @@ def _vmedia(self):
         cls = driver_class(self.config, VMEDIA_KEY)
         if cls is None:
             return _original('vmedia').fget(self)
-        return cls(self.config, self.logger, self.systems)
+        systems = self.systems
+        return _built(self, 'vmedia',
+                      lambda: cls(self.config, self.logger, systems),
+                      depends=systems)
 
 
 def check(app, connect=False):
@@ -139,8 +170,8 @@ def install():
         'systems', 'vmedia', 'run', 'register_blueprint',
         'preprocess_request', 'process_response')}
     setattr(cls, _ORIGINALS, originals)
-    cls.systems = property(memoize.memoize()(_systems))
-    cls.vmedia = property(memoize.memoize()(_vmedia))
+    cls.systems = property(_systems)
+    cls.vmedia = property(_vmedia)
     cls.run = _run
     cls.register_blueprint = _register_blueprint
     routes.install(cls, originals, SYSTEMS_KEY)

@@ -42,14 +42,27 @@ _clusters_lock = threading.Lock()
 
 
 def shared_cluster(settings, datavolumes, logger):
-    """The process-wide Cluster for these settings (made on first use)."""
+    """The process-wide Cluster for these settings (made on first use).
+
+    One Cluster per process: when the settings changed (the emulator
+    loaded another config), the Cluster built for the old ones is stopped
+    (its threads and connections end) and a new one serves the new
+    namespaces.
+    """
+    key = (settings, datavolumes)
     with _clusters_lock:
-        key = (settings, datavolumes)
+        stale = [_clusters.pop(k) for k in list(_clusters) if k != key]
         if key not in _clusters:
             cluster = cluster_mod.Cluster(settings, datavolumes=datavolumes)
             cluster.add_vmi_handler(bootonce.Restorer(cluster, logger))
             _clusters[key] = cluster
-        return _clusters[key]
+        cluster = _clusters[key]
+    for old in stale:
+        logger.info('KubeVirt settings changed: stopping the watch cache '
+                    'of namespaces %s', ', '.join(
+                        old.settings.namespaces or ('(all)',)))
+        old.stop()
+    return cluster
 
 
 def stop_clusters():

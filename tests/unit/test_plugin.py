@@ -8,6 +8,7 @@ from sushy_tools.emulator import main
 from sushy_tools.emulator.resources.systems import fakedriver
 from sushy_tools.emulator.resources import vmedia as stock_vmedia
 
+from sushy_kubevirt import config
 from sushy_kubevirt.drivers import systems as kv_systems
 from sushy_kubevirt.drivers import vmedia as kv_vmedia
 from sushy_kubevirt import plugin
@@ -87,3 +88,46 @@ def test_wsgi_import_path_stops_on_unknown_driver(app):
     app.config[plugin.SYSTEMS_KEY] = 'nope'
     with pytest.raises(plugin.DriverNotFound):
         app.register_blueprint(flask.Blueprint('x', __name__))
+
+
+def test_a_config_change_rebuilds_the_drivers(app, tmp_path):
+    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
+    app.config[plugin.VMEDIA_KEY] = 'kubevirt'
+    app.config['SUSHY_EMULATOR_KUBEVIRT_NAMESPACES'] = ['first']
+    first, vmedia = app.systems, app.vmedia
+    assert first._settings.namespaces == ('first',)
+    # sushy-emulator --config loads a second file after the import one.
+    app.configure(extra_config={
+        'SUSHY_EMULATOR_KUBEVIRT_NAMESPACES': ['second']})
+    second = app.systems
+    assert second is not first
+    assert second._settings.namespaces == ('second',)
+    assert app.systems is second
+    assert app.vmedia is not vmedia and app.vmedia._systems is second
+
+
+def test_changed_settings_stop_the_old_cluster(monkeypatch):
+    made = []
+
+    class Recording:
+        def __init__(self, settings, datavolumes=False):
+            self.settings, self.stopped = settings, False
+            made.append(self)
+
+        def add_vmi_handler(self, fn):
+            pass
+
+        def stop(self):
+            self.stopped = True
+
+    monkeypatch.setattr(kv_systems.cluster_mod, 'Cluster', Recording)
+    monkeypatch.setattr(kv_systems, '_clusters', {})
+    log = mock.Mock()
+    first = kv_systems.shared_cluster(
+        config.Settings(namespaces=('a',)), False, log)
+    assert kv_systems.shared_cluster(
+        config.Settings(namespaces=('a',)), False, log) is first
+    second = kv_systems.shared_cluster(
+        config.Settings(namespaces=('b',)), False, log)
+    assert made == [first, second]
+    assert first.stopped and not second.stopped
