@@ -15,7 +15,7 @@ from sushy_kubevirt.bench import profile
 from sushy_kubevirt.bench import report
 from sushy_kubevirt.bench import runner
 
-FULL_SIZES = (1000, 10000)
+FULL_SIZES = (100, 1000, 10000)
 
 
 def _csv(choices):
@@ -64,7 +64,7 @@ def parse_args(argv=None):
     add('--scale', type=_sizes, default=(),
         help='comma-separated VM counts for the scale mode')
     add('--full', action='store_true',
-        help='also scale to 1,000 and 10,000 VMs and profile')
+        help='also scale to 100, 1,000 and 10,000 VMs and profile')
     add('--profile', action='store_true',
         help='profile the warm hot path with py-spy')
     add('--output', default='bench-results.json')

@@ -92,7 +92,7 @@ def tasks(spec):
     for i in itertools.count():
         if workload == 'mixed':
             task = _mixed(next(cycle), i, image)
-        elif workload == 'pr32':
+        elif workload in ('pr32', 'serial'):
             task = get_system(next(cycle))
         elif workload == 'ironic':
             task = poll(next(cycle))

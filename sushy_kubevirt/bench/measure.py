@@ -118,11 +118,18 @@ def _calls(plan, port, ids, cluster):
     return result
 
 
+#: (requests, parallel) of the fixed-size workloads: kubevirt-redfish PR
+#: #32's scenario, and one client's GETs one at a time (service latency
+#: without queueing, for the scale mode).
+_FIXED = {'pr32': (100, 20), 'serial': (200, 1)}
+
+
 def _workload(plan, name, port, ids, cluster):
-    requests = 100 if name == 'pr32' else plan.rounds * 5 * len(ids)
+    requests, parallel = _FIXED.get(
+        name, (plan.rounds * 5 * len(ids), plan.parallel))
     spec = {'port': port, 'systems': ids, 'workload': name,
             'requests': requests, 'seconds': plan.seconds,
-            'parallel': 20 if name == 'pr32' else plan.parallel,
+            'parallel': parallel,
             'keepalive': plan.keepalive, 'image_url': plan.image_url}
     if cluster:
         cluster.counts()

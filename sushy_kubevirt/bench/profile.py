@@ -44,11 +44,13 @@ def _package(frame):
 
 
 def summarize(raw_path, top=15):
-    """Where the samples went, in percent of all busy samples.
+    """Where request handling (stacks through ``wsgi_app``) spends time.
 
-    ``self_by_package`` covers every busy thread; ``self`` and
-    ``inclusive`` (frames of this project, sushy-tools and the kubernetes
-    client) cover only request handling (stacks through ``wsgi_app``).
+    Percentages are of the request-handling samples: by package and by
+    function of the innermost frame (``self``), and by function of this
+    project, sushy-tools or the kubernetes client anywhere on the stack
+    (``inclusive``). Other busy threads (the informers', the server's
+    accept loop) only count in ``samples``.
     """
     own, inclusive, packages = (collections.Counter() for _ in range(3))
     total = requests = 0
@@ -61,17 +63,17 @@ def summarize(raw_path, top=15):
             if not frames:
                 continue
             total += count
-            packages[_package(frames[-1])] += count
             if not any(_REQUEST in frame for frame in frames):
                 continue
             requests += count
+            packages[_package(frames[-1])] += count
             own[frames[-1]] += count
             for frame in set(frames):
                 if any(focus in frame for focus in _FOCUS):
                     inclusive[frame] += count
 
     def pct(counter):
-        return [[name, round(100.0 * n / max(total, 1), 1)]
+        return [[name, round(100.0 * n / max(requests, 1), 1)]
                 for name, n in counter.most_common(top)]
     return {'samples': total, 'request_samples': requests,
             'self': pct(own), 'inclusive': pct(inclusive),

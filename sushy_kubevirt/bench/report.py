@@ -129,16 +129,24 @@ def ratios_text(found):
 
 
 def scale_table(results):
+    """Sync, RSS (per VM over idle, and marginal between sizes), GETs."""
     headers = ['VMs', 'ns', 'seed s', 'ready s', 'sync s', 'RSS idle MB',
-               'RSS MB', 'KB/VM', 'GET p50', 'p95', 'p99', 'req/s']
-    rows = []
+               'RSS MB', 'KB/VM', 'marginal', 'serial p50', 'p95', 'p99',
+               'pr32 p50', 'p95', 'p99', 'req/s']
+    rows, previous = [], None
     for r in results:
-        per_vm = (r.get('rss_kb', 0) - r.get('rss_idle_kb', 0)) / r['vms']
-        total = r['workloads']['pr32']['total']
+        per_vm = (r['rss_kb'] - r['rss_idle_kb']) / r['vms']
+        marginal = previous and (r['rss_kb'] - previous['rss_kb']) / (
+            r['vms'] - previous['vms'])
+        serial = r['workloads']['serial']['total']
+        pr32 = r['workloads']['pr32']['total']
         rows.append([r['vms'], r['namespaces'], r['seed_s'], r['ready_s'],
                      r.get('sync_s'), r['rss_idle_kb'] / 1024.0,
-                     r['rss_kb'] / 1024.0, per_vm, total['p50_ms'],
-                     total['p95_ms'], total['p99_ms'], total['rps']])
+                     r['rss_kb'] / 1024.0, per_vm, marginal,
+                     serial['p50_ms'], serial['p95_ms'], serial['p99_ms'],
+                     pr32['p50_ms'], pr32['p95_ms'], pr32['p99_ms'],
+                     pr32['rps']])
+        previous = r
     return table(headers, rows)
 
 

@@ -64,7 +64,8 @@ def scale(plan, sizes, server='devserver', log=print):
     for vms in sizes:
         namespaces = max(1, vms // 1000)
         sized = dataclasses.replace(plan, vms=vms, namespaces=namespaces,
-                                    workloads=('pr32',), lag_samples=0,
+                                    workloads=('pr32', 'serial'),
+                                    lag_samples=0,
                                     calls_requests=0)
         log('  scale %d VMs in %d namespaces' % (vms, namespaces))
 
