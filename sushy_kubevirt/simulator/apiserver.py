@@ -8,6 +8,7 @@ delayed request counts as in flight.
 
 import base64
 import http.server
+import io
 import json
 import logging
 import random
@@ -707,15 +708,28 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = 'HTTP/1.1'
     server_version = 'sushy-kubevirt-sim'
     sys_version = ''
+    wbufsize = io.DEFAULT_BUFFER_SIZE  # buffered: one write per flush
     api = None  # set by ApiServer.start
 
     def setup(self):
         super().setup()
+        # No Nagle: a small write must not wait for the peer's delayed ACK.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self.api.track(self.connection, True)
+
+    def handle(self):
+        try:
+            super().handle()
+        except ConnectionError as exc:  # the client went away: normal
+            LOG.debug('%s disconnected: %s', self.address_string(), exc)
 
     def finish(self):
         try:
-            super().finish()
+            for stream in (self.wfile, self.rfile):
+                try:
+                    stream.close()  # flushes the write buffer first
+                except OSError:
+                    pass
         finally:
             self.api.track(self.connection, False)
 
@@ -733,18 +747,37 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         length = int(self.headers.get('Content-Length') or 0)
         return self.rfile.read(length) if length else b''
 
+    def _record(self, code):
+        """Put the request in the log (once) before its last bytes go out.
+
+        A client that has read a response, or a watch's last event, always
+        finds the entry: a non-watch is logged before its response is
+        written, a watch before its final line and terminating chunk.
+        """
+        entry, req = self._entry, self._req
+        if entry['status'] is not None:
+            return
+        entry.update(status=code, verb=req.verb, group=req.group or '',
+                     resource=req.resource, namespace=req.namespace,
+                     name=req.name, user=req.user,
+                     duration=time.monotonic() - self._started)
+        self.api.sim.request_log.record(entry)
+
     def _send(self, code, data, content_type='application/json',
               headers=None):
         if isinstance(data, str):
             data = data.encode()
+        self._record(code)
         self.send_response(code)
         self.send_header('Content-Type', content_type)
         self.send_header('Content-Length', str(len(data)))
         self.send_header('Cache-Control', 'no-cache, private')
         for key, value in (headers or {}).items():
             self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(data)
+        # Headers and body leave in one write (end_headers would send the
+        # headers on their own).
+        self._headers_buffer.append(b'\r\n%s' % data)
+        self.flush_headers()
         self.wfile.flush()
 
     def _send_error(self, error):
@@ -756,28 +789,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         query = {k: v[-1] for k, v in
                  urllib.parse.parse_qs(url.query,
                                        keep_blank_values=True).items()}
-        req = Request(self.command, url.path, query)
-        entry = {'method': self.command, 'path': url.path,
-                 'query': dict(query), 'verb': None, 'group': None,
-                 'resource': None, 'namespace': None, 'name': None,
-                 'status': None, 'started': time.time(), 'duration': None,
-                 'events': 0, 'user': None}
-        started = time.monotonic()
-        body = self._read_body()
+        req = self._req = Request(self.command, url.path, query)
+        self._entry = {'method': self.command, 'path': url.path,
+                       'query': dict(query), 'verb': None, 'group': None,
+                       'resource': None, 'namespace': None, 'name': None,
+                       'status': None, 'started': time.time(),
+                       'duration': None, 'events': 0, 'user': None}
+        self._started = time.monotonic()
+        self._begun = False  # a watch stream has started
         try:
-            self._dispatch(req, body, entry)
-        except (BrokenPipeError, ConnectionResetError, OSError) as exc:
+            self._dispatch(req, self._read_body())
+        except OSError as exc:
             LOG.debug('connection lost: %s', exc)
             self.close_connection = True
-            entry['status'] = entry['status'] or 499
         finally:
-            entry.update(verb=req.verb, group=req.group or '',
-                         resource=req.resource, namespace=req.namespace,
-                         name=req.name, user=req.user,
-                         duration=time.monotonic() - started)
-            self.api.sim.request_log.record(entry)
+            # No-op when logged already; 499: gone before any response.
+            self._record(200 if self._begun else 499)
 
-    def _dispatch(self, req, body, entry):
+    def _dispatch(self, req, body):
         api = self.api
         faults = api.sim.faults
         try:
@@ -796,7 +825,6 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             try:
                 faults.before(req.method, req.path, req.query)
                 if discovery is not None:
-                    entry['status'] = 200
                     self._send(200, json.dumps(discovery))
                     return
                 if not api.sim.authz.authorized(
@@ -806,29 +834,30 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                                        req.namespace, req.name or '',
                                        req.subresource or '')
                 if req.verb == 'watch':
-                    entry['status'] = 200
-                    self._watch(req, entry)
+                    self._watch(req)
                     return
                 code, doc = api.handle(req, body, self.headers)
             finally:
                 release()
         except _PlainNotFound:
-            entry['status'] = 404
             self._send(404, NOT_FOUND_TEXT, 'text/plain; charset=utf-8')
             return
         except st.ApiError as exc:
-            entry['status'] = exc.code
-            self._send_error(exc)
+            if not self._begun:
+                self._send_error(exc)
+            else:  # a watch already answered 200: just cut it
+                LOG.warning('watch failed after it started: %s', exc)
+                self.close_connection = True
             return
         except OSError:
             raise
         except Exception as exc:  # noqa: broad: answer 500 like kube
             LOG.exception('simulator handler failed')
-            error = st.internal(str(exc))
-            entry['status'] = 500
-            self._send_error(error)
+            if self._begun:
+                self.close_connection = True  # mid-stream: just cut it
+                return
+            self._send_error(st.internal(str(exc)))
             return
-        entry['status'] = code
         if doc is None:
             self._send(code, b'')
         elif isinstance(doc, str):
@@ -839,28 +868,35 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     # -- watch stream ---------------------------------------------------------
 
     def _chunk(self, data):
-        self.wfile.write(b'%x\r\n%s\r\n' % (len(data), data))
+        self.wfile.write(_chunked(data))
         self.wfile.flush()
 
-    def _watch(self, req, entry):
+    def _end(self, sent, last=None, terminate=True):
+        """Log the watch, then send its last line and the terminator."""
+        self._entry['events'] = sent
+        self._record(200)
+        data = b'' if last is None else _chunked(last)
+        self.wfile.write(data + (b'0\r\n\r\n' if terminate else b''))
+        self.wfile.flush()
+
+    def _watch(self, req):
         api = self.api
         watcher, match, end_bookmark = api.open_watch(req)
         timeout = api.watch_deadline(req)
         plan = api.sim.faults.stream_plan(req.method, req.path, req.query)
         try:
+            self._begun = True
             self.send_response(200)
             self.send_header('Content-Type', 'application/json')
             self.send_header('Transfer-Encoding', 'chunked')
             self.send_header('Cache-Control', 'no-cache, private')
             self.end_headers()
             self.wfile.flush()
-            self._stream(req, entry, watcher, match, end_bookmark, timeout,
-                         plan)
+            self._stream(req, watcher, match, end_bookmark, timeout, plan)
         finally:
             watcher.close()
 
-    def _stream(self, req, entry, watcher, match, end_bookmark, timeout,
-                plan):
+    def _stream(self, req, watcher, match, end_bookmark, timeout, plan):
         api = self.api
         sim = api.sim
         rt = req.rt
@@ -873,6 +909,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         initial = len(watcher.queue) if end_bookmark else None
         initial_rv = watcher.min_rv
         sent = 0
+        last = None
         if 'stall' in plan:
             self._stall(plan['stall'].get('seconds'), deadline)
             return
@@ -909,8 +946,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                         sent += 1
                 continue
             if isinstance(event, dict):
-                self._chunk(json.dumps({'type': 'ERROR', 'object': event})
-                            .encode() + b'\n')
+                last = json.dumps({'type': 'ERROR', 'object': event}
+                                  ).encode() + b'\n'
                 sent += 1
                 break
             if initial is not None:
@@ -922,10 +959,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 time.sleep(event_delay)
             self._chunk(line)
             sent += 1
-            entry['events'] = sent
-        entry['events'] = sent
-        self.wfile.write(b'0\r\n\r\n')
-        self.wfile.flush()
+            self._entry['events'] = sent
+        self._end(sent, last)
 
     def _fault_due(self, plan, sent, rt):
         """Apply stream faults due after ``sent`` events; True = stop."""
@@ -935,13 +970,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             status = st.from_code(code, error.get('message')).to_status()
             if code == 410 and not error.get('message'):
                 status['message'] = 'too old resource version: injected'
-            self._chunk(json.dumps({'type': 'ERROR', 'object': status})
-                        .encode() + b'\n')
-            self.wfile.write(b'0\r\n\r\n')
-            self.wfile.flush()
+            self._end(sent, json.dumps({'type': 'ERROR', 'object': status})
+                      .encode() + b'\n')
             return True
         drop = plan.get('drop')
         if drop is not None and sent >= drop['after']:
+            self._entry['events'] = sent
+            self._record(200)
             if drop.get('partial', True):
                 line = b'{"type":"MODIFIED","object":{"kind":"%s"' % (
                     rt.kind.encode())
@@ -952,8 +987,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return True
         close = plan.get('close')
         if close is not None and sent >= close['after']:
-            self.wfile.write(b'0\r\n\r\n')
-            self.wfile.flush()
+            self._end(sent)
             return True
         return False
 
@@ -964,6 +998,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 self.api.store.condition.wait(min(0.5, max(
                     0.0, end - time.monotonic())))
         self.close_connection = True
+        self._record(200)
         _shutdown(self.connection)
 
     def _bookmark_rv(self, watcher):
@@ -1007,6 +1042,10 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                                if etype != 'DELETED' else None)
             event.cache[etype] = line
         return line
+
+
+def _chunked(data):
+    return b'%x\r\n%s\r\n' % (len(data), data)
 
 
 def _event_line(etype, obj, text=None):
