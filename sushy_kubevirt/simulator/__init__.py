@@ -51,8 +51,10 @@ class Simulator:
                  bookmark_interval=60.0, min_request_timeout=1800.0,
                  token=ADMIN_TOKEN, seed=None, start_rv=1_000_000,
                  too_large_wait=3.0, watchlist_enabled=True,
-                 watch_backlog_limit=None, install=True):
+                 watch_backlog_limit=None, install=True, guest_agent=False):
         self.host = host
+        # Default for VMIs without the guest-agent template annotation.
+        self.guest_agent = guest_agent
         self.vms = vms
         self.namespaces = namespaces
         self.time_scale = time_scale

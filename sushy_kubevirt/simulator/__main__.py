@@ -46,6 +46,9 @@ def parse_args(argv):
                         'non-watch requests')
     parser.add_argument('--stage-delays', type=_stage_delays, default=None,
                         help='VMI phase delays, stage=seconds,...')
+    parser.add_argument('--guest-agent', action='store_true',
+                        help='guests run a guest agent (VMIs get '
+                        'AgentConnected) unless their template says no')
     parser.add_argument('--time-scale', type=float, default=1.0,
                         help='simulated seconds per real second')
     parser.add_argument('--history-size', type=int, default=10_000,
@@ -69,7 +72,8 @@ def main(argv=None):
         max_qps=args.max_qps, max_inflight=args.max_inflight,
         history_size=args.history_size,
         bookmark_interval=args.bookmark_interval,
-        min_request_timeout=args.min_request_timeout, token=args.token)
+        min_request_timeout=args.min_request_timeout, token=args.token,
+        guest_agent=args.guest_agent)
     stopping = threading.Event()
 
     def on_signal(signum, frame):

@@ -5,7 +5,8 @@ requests, printableStatus precedence, conditions) and virt-api's
 subresource handlers (bodies, 409 cases and messages).  VMIs are not run:
 they walk Pending -> Scheduling -> Scheduled -> Running after configurable
 delays (KWOK-style stages) and shut down over their grace period in
-simulated time.
+simulated time.  A simulated guest agent, when enabled, connects a stage
+delay after Running (virt-handler's AgentConnected condition).
 """
 
 import copy
@@ -31,9 +32,16 @@ FINALIZERS = ['kubevirt.io/virtualMachineControllerFinalize',
               'foregroundDeleteVirtualMachine']
 ANN_GENERATION = 'kubevirt.io/vm-generation'
 ANN_TEMPLATE_HASH = 'simulator.sushy-kubevirt.io/template-hash'
+ANN_GUEST_AGENT = 'simulator.sushy-kubevirt.io/guest-agent'
 DEFAULT_GRACE = 30
 DEFAULT_DELAYS = {'Pending': 0.0, 'Scheduling': 0.2, 'Scheduled': 0.3,
-                  'Running': 0.5, 'Shutdown': None}
+                  'Running': 0.5, 'Shutdown': None, 'AgentConnected': 0.5}
+GUEST_OS_INFO = {'id': 'fedora', 'name': 'Fedora Linux',
+                 'prettyName': 'Fedora Linux 40 (Cloud Edition)',
+                 'version': '40 (Cloud Edition)', 'versionId': '40',
+                 'kernelRelease': '6.8.5-301.fc40.x86_64',
+                 'kernelVersion': '#1 SMP PREEMPT_DYNAMIC',
+                 'machine': 'x86_64'}
 NEXT_PHASE = {'': 'Pending', 'Pending': 'Scheduling',
               'Scheduling': 'Scheduled', 'Scheduled': 'Running'}
 FINAL = ('Succeeded', 'Failed')
@@ -122,6 +130,12 @@ def put_condition(status, cond):
 def drop_condition(status, ctype):
     status['conditions'] = [c for c in status.get('conditions') or ()
                             if c.get('type') != ctype]
+
+
+def agent_condition():
+    """AgentConnected as virt-handler sets it (probe time, no reason)."""
+    return {'type': 'AgentConnected', 'status': 'True',
+            'lastProbeTime': now(), 'lastTransitionTime': None}
 
 
 def template_hash(vm):
@@ -277,6 +291,8 @@ class KubeVirt:
         self._dv_users = {}     # (ns, dv name) -> {vm/vmi name}
         self._entered = {}      # vmi uid -> (phase, sim time)
         self._shutdown = {}     # vmi uid -> sim time the shutdown began
+        self._agent = {}        # vmi uid -> sim time the guest agent is up
+        self.guest_agent = bool(getattr(sim, 'guest_agent', False))
 
     def start(self):
         self.store.register(VM_RT)
@@ -310,6 +326,7 @@ class KubeVirt:
             if event == 'DELETED':
                 self._entered.pop(meta.get('uid'), None)
                 self._shutdown.pop(meta.get('uid'), None)
+                self._agent.pop(meta.get('uid'), None)
             self._index(ns, name, obj.get('spec'))
             self.enqueue_vmi(ns, name)
             self.enqueue_vm(ns, name)
@@ -467,6 +484,9 @@ class KubeVirt:
             self.shut_down(vmi)
             return
         phase = phase_of(vmi)
+        if phase == 'Running':
+            self.sync_agent(vmi)
+            return
         target = NEXT_PHASE.get(phase)
         if target is None:
             return
@@ -483,6 +503,39 @@ class KubeVirt:
         self._entered[uid] = (target, self.clock.now())
         self.set_vmi_status(vmi, lambda status: enter_phase(vmi, status,
                                                             target))
+
+    def has_agent(self, vmi):
+        """The VMI's guest runs an agent: annotation, else the default."""
+        value = (vmi['metadata'].get('annotations') or {}).get(
+            ANN_GUEST_AGENT)
+        if value is None:
+            return self.guest_agent
+        return value.strip().lower() == 'true'
+
+    def sync_agent(self, vmi):
+        """Connect the guest agent a stage delay after the guest booted.
+
+        The guest boots once the VMI runs unpaused; a softreboot restarts
+        the wait (the agent drops while the guest reboots).
+        """
+        uid = vmi['metadata']['uid']
+        if (not self.has_agent(vmi) or condition(vmi, 'AgentConnected')
+                or has_true(vmi, 'Paused')):
+            return
+        due = self._agent.setdefault(
+            uid, self.clock.now() + self.delays['AgentConnected'])
+        remaining = due - self.clock.now()
+        if remaining > 0:
+            self.enqueue_vmi(vmi['metadata']['namespace'],
+                             vmi['metadata']['name'], remaining)
+            return
+
+        def connect(status):
+            if status.get('phase') != 'Running':
+                return
+            put_condition(status, agent_condition())
+            status['guestOSInfo'] = dict(GUEST_OS_INFO)
+        self.set_vmi_status(vmi, connect)
 
     def volumes_ready(self, vmi):
         ns = vmi['metadata']['namespace']
@@ -693,10 +746,22 @@ class KubeVirt:
                            'VM is not running')
         if has_true(vmi, 'Paused'):
             raise conflict('virtualmachineinstance', name, 'VMI is paused')
-        if vmi['spec'].get('domain', {}).get('rebootPolicy') == 'Terminate':
+        domain = vmi['spec'].get('domain') or {}
+        acpi = ((domain.get('features') or {}).get('acpi') or {}).get(
+            'enabled')
+        if condition(vmi, 'AgentConnected') is None and acpi is False:
+            raise conflict('virtualmachineinstance', name,
+                           'VMI neither have the agent connected nor the '
+                           'ACPI feature enabled')
+        if domain.get('rebootPolicy') == 'Terminate':
             # The guest reboots and the VMI ends; the VM controller acts.
             self.set_vmi_status(vmi, lambda status: enter_phase(
                 vmi, status, 'Succeeded'))
+            return
+        # The VMI survives; its agent drops while the guest reboots.
+        self._agent.pop(vmi['metadata']['uid'], None)
+        self.set_vmi_status(vmi, lambda status: drop_condition(
+            status, 'AgentConnected'))
 
 
 def _set_running(vm):
@@ -739,6 +804,7 @@ def enter_phase(vmi, status, phase):
         put_condition(status, make_condition('Ready', 'False',
                                              'PodTerminating'))
         drop_condition(status, 'Paused')
+        drop_condition(status, 'AgentConnected')
 
 
 def printable_status(vm, vmi, dvs):
