@@ -106,7 +106,9 @@ def tasks(spec):
         planned += len(task)
 
 
-class _Client:
+class Client:
+    """One client thread's connection (new per request unless keep-alive)."""
+
     def __init__(self, port, keepalive, timeout):
         self.port, self.keepalive, self.timeout = port, keepalive, timeout
         self.conn = None
@@ -149,8 +151,8 @@ def run(spec):
     deadline = time.monotonic() + spec['seconds']
 
     def worker():
-        client = _Client(spec['port'], spec.get('keepalive', False),
-                         spec.get('timeout', 60.0))
+        client = Client(spec['port'], spec.get('keepalive', False),
+                        spec.get('timeout', 60.0))
         while time.monotonic() < deadline:
             with lock:
                 task = next(todo, None)

@@ -20,6 +20,7 @@ def summarize(latencies, wall_s, errors=0):
         'errors': errors,
         'wall_s': round(wall_s, 3),
         'rps': round(len(values) / wall_s, 1) if wall_s > 0 else None,
+        'mean_ms': ms(sum(values) / len(values)) if values else None,
         'p50_ms': ms(percentile(values, 0.50)),
         'p95_ms': ms(percentile(values, 0.95)),
         'p99_ms': ms(percentile(values, 0.99)),
