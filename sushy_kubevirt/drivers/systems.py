@@ -185,11 +185,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                 raise errors.busy('Cannot %s now: %s' % (state, exc))
 
     def _perform(self, namespace, name, call):
-        if call.action == 'patch':
+        if call.action == power.RUN_STRATEGY:
             writes.guarded_patch(
                 self.cluster, namespace, name,
-                lambda vm: call.body if power.run_strategy(vm) == 'Once'
-                else [])
+                lambda vm: power.strategy_ops(vm, call.body))
         elif call.target == 'vm':
             self.cluster.vm_subresource(namespace, name, call.action,
                                         call.body)

@@ -38,6 +38,7 @@ from sushy_kubevirt.kubevirt import errors as model_errors
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity as identity_mod
 from sushy_kubevirt.kubevirt import media
+from sushy_kubevirt.kubevirt import power
 
 CD = 'Cd'
 DEVICES = {CD: {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}
@@ -46,8 +47,6 @@ SCHEMES = ('http', 'https')
 PARAMETERS = ('Image', 'Inserted', 'WriteProtected', 'UserName',
               'Password', 'TransferProtocolType', 'TransferMethod')
 INSERT_ENDPOINT = 'VirtualMedia.virtual_media_insert'
-# Power calls that create a VMI from the template (see kubevirt.power).
-_STARTING_ACTIONS = ('start', 'restart', 'patch')
 _MASKED = '******'
 
 
@@ -140,7 +139,7 @@ def check_power_on(cluster, vm, calls):
     power_on_conflict_retry_attempts``); a failed import is a 409 without
     it: the VM is never started from an empty or broken tray.
     """
-    if not any(call.action in _STARTING_ACTIONS for call in calls):
+    if not any(power.starts(call) for call in calls):
         return
     for device in DEVICES:
         if media.attached_datavolume(vm, device) is None:

@@ -9,19 +9,35 @@ A :data:`Call` has ``target`` 'vm' or 'vmi' and ``action``:
 
 * a ``subresources.kubevirt.io`` action (start, stop, restart on the VM;
   softreboot, unpause on the VMI) with ``body`` the JSON request body;
-* ``'patch'`` on the VM, with ``body`` a JSON-patch operation list (only
-  to turn ``runStrategy: Once`` into ``Always``, see below); send it with
-  the usual resourceVersion guard.
+* :data:`RUN_STRATEGY` on the VM, with ``body`` the run strategy to set:
+  send :func:`strategy_ops` of the VM as it is then, with the usual
+  resourceVersion guard (no call when it already has that strategy).
 
-runStrategy rules honoured (KubeVirt ``subresource.go``): start is a 409
-for Always/Once and for a running VMI, restart is a 409 for Halted/Once or
-without a VMI, stop is a 409 without a live VMI for Halted/Manual/
-RerunOnFailure, and Halted with a live VMI only accepts a shorter grace
-period. A VM with ``runStrategy: Once`` whose run has finished is
-switched to ``Always`` by a patch - the same end state KubeVirt's own start
-gives a Halted VM. ``spec.running`` and ``spec.runStrategy`` are never
-written together: start/stop/restart keep whichever the VM uses, and the
-Once patch only exists for VMs that use ``runStrategy``.
+runStrategy rules honoured (KubeVirt ``pkg/virt-api/rest/lifecycle.go``,
+formerly ``subresource.go``): start is a 409 for Always/Once and for a
+running VMI, restart is a 409 for Halted/Once or without a VMI and fails
+while a state change is pending, stop is a 409 without a live VMI for
+Halted/Manual/RerunOnFailure, and Halted with a live VMI only accepts a
+shorter grace period. A stop of an Always/Once VM only sets Halted; one of
+a Manual/RerunOnFailure/Halted VM *replaces* every pending state change
+request with ``Stop{uid}``.
+
+Two cases need more than one call (see :func:`reset_plan`):
+
+* a stop while a restart is pending (``[Stop{uid}, Start]``): KubeVirt's
+  virt-controller turns a Halted VM whose first request is Start back into
+  Always once the VMI is gone (``syncRunStrategy``, case Halted), so a
+  plain stop would end On. The VM is switched to Manual, stopped (which
+  drops the Start request) and set to Halted.
+* ForceRestart while a stop is in progress: the stop is forced (grace
+  period 0) and the VM set to Always, so KubeVirt starts a new VMI as soon
+  as the old one is gone.
+
+A VM with ``runStrategy: Once`` whose run has finished is switched to
+``Always`` - the same end state KubeVirt's own start gives a Halted VM.
+``spec.running`` and ``spec.runStrategy`` are never both set: a VM using
+``running`` keeps it for Always/Halted, and loses it in the patch that
+gives it ``runStrategy: Manual``.
 """
 
 import collections
@@ -58,6 +74,8 @@ UNSUPPORTED_RESET_TYPES = (
     RESET_NMI, 'PowerCycle', 'FullPowerCycle', 'Suspend', 'Pause', 'Resume')
 
 Call = collections.namedtuple('Call', 'target action body')
+#: Call action: set the VM's run strategy to ``body``.
+RUN_STRATEGY = 'run_strategy'
 
 FINAL_PHASES = ('Succeeded', 'Failed')
 STARTING_PHASES = ('', 'Pending', 'Scheduling', 'Scheduled')
@@ -90,6 +108,29 @@ def live(vmi):
 def _pending(vm):
     return [r.get('action') for r in
             fields.get(vm, 'status', 'stateChangeRequests', default=[])]
+
+
+def strategy_ops(vm, strategy):
+    """JSON-patch ops giving ``vm`` run strategy ``strategy`` ([] if set).
+
+    A VM using ``spec.running`` keeps it for Always/Halted; any other
+    strategy replaces it with ``spec.runStrategy`` in the same patch.
+    """
+    if run_strategy(vm) == strategy:
+        return []
+    spec = vm.get('spec') or {}
+    if spec.get('runStrategy'):
+        return [jsonpatch.replace('/spec/runStrategy', strategy)]
+    if strategy in ('Always', 'Halted'):
+        return [jsonpatch.add('/spec/running', strategy == 'Always')]
+    ops = [jsonpatch.remove('/spec/running')] if 'running' in spec else []
+    return ops + [jsonpatch.add('/spec/runStrategy', strategy)]
+
+
+def starts(call):
+    """True when ``call`` makes KubeVirt create a VMI from the template."""
+    return call.action in ('start', 'restart') or (
+        call.action == RUN_STRATEGY and call.body == 'Always')
 
 
 def paused(vmi):
@@ -144,9 +185,7 @@ def _busy(reset_type, state):
 
 def _start(vm, vmi):
     if run_strategy(vm) == 'Once':
-        return [Call('vm', 'patch', [
-            jsonpatch.test('/spec/runStrategy', 'Once'),
-            jsonpatch.replace('/spec/runStrategy', 'Always')])]
+        return [Call('vm', RUN_STRATEGY, 'Always')]
     return [Call('vm', 'start', {})]
 
 
@@ -160,13 +199,35 @@ def _power_on(reset_type, vm, vmi, state):
     return _start(vm, vmi)
 
 
+def _grace(vmi):
+    return fields.get(vmi, 'spec', 'terminationGracePeriodSeconds')
+
+
+def _cancel_restart(reset_type, vm, vmi, state, body):
+    """Stop a VM whose pending Start request would bring it back.
+
+    A stop of a Manual/RerunOnFailure VM replaces the pending requests
+    with ``Stop{uid}``; any other VM goes through Manual for that stop
+    and ends Halted.
+    """
+    if not live(vmi):
+        raise _busy(reset_type, state)
+    stop = Call('vm', 'stop', body)
+    if run_strategy(vm) in ('Manual', 'RerunOnFailure'):
+        return [stop]
+    return [Call('vm', RUN_STRATEGY, 'Manual'), stop,
+            Call('vm', RUN_STRATEGY, 'Halted')]
+
+
 def _stop(reset_type, vm, vmi, state, body):
     if state == OFF:
         return []
+    if 'Start' in _pending(vm):
+        return _cancel_restart(reset_type, vm, vmi, state, body)
     if state == POWERING_OFF:
         if not body:
             return []
-        grace = fields.get(vmi, 'spec', 'terminationGracePeriodSeconds')
+        grace = _grace(vmi)
         if grace is not None and grace <= body['gracePeriod']:
             return []
         return [Call('vm', 'stop', body)]
@@ -174,6 +235,26 @@ def _stop(reset_type, vm, vmi, state, body):
         # Manual/RerunOnFailure/Halted reject stop without a live VMI.
         raise _busy(reset_type, state)
     return [Call('vm', 'stop', body)]
+
+
+def _force_cycle(reset_type, vm, vmi, state):
+    """ForceRestart while PoweringOff: force the stop, then run again.
+
+    The stop (grace period 0, unless already 0) and ``Always`` make
+    KubeVirt create a new VMI once the old one is gone. A Manual or
+    RerunOnFailure VM cannot queue a Start behind its pending Stop
+    (virt-api refuses a second change request), so it is busy unless a
+    forced restart is already under way.
+    """
+    forced = _grace(vmi) is not None and _grace(vmi) <= 0
+    if run_strategy(vm) in ('Manual', 'RerunOnFailure'):
+        if forced and 'Start' in _pending(vm):
+            return []
+        raise _busy(reset_type, state)
+    calls = [] if forced else [Call('vm', 'stop', {'gracePeriod': 0})]
+    if calls or run_strategy(vm) != 'Always':
+        calls.append(Call('vm', RUN_STRATEGY, 'Always'))
+    return calls
 
 
 def _soft_reboot_applies(vm, vmi):
@@ -198,6 +279,8 @@ def _restart(reset_type, vm, vmi, state, force):
     if state == OFF:
         return _start(vm, vmi)
     if state == POWERING_OFF:
+        if force:
+            return _force_cycle(reset_type, vm, vmi, state)
         raise _busy(reset_type, state)
     if not live(vmi):
         # Powering on without a VMI yet: the coming VMI is built from
@@ -217,20 +300,22 @@ def reset_plan(reset_type, vm, vmi):
 
     * On / ForceOn: start (unpause when Paused); [] when On/PoweringOn.
     * ForceOff: stop {"gracePeriod": 0} (also escalates a graceful stop in
-      progress); GracefulShutdown: stop {}; [] when Off.
+      progress); GracefulShutdown: stop {}; [] when Off. While a restart
+      is pending: Manual, stop, Halted (see the module docstring).
     * GracefulRestart: softreboot of the VMI when it runs with a guest
       agent connected and no template change is pending (see
       :func:`_soft_reboot_applies`), else restart {}.
     * ForceRestart: restart {"gracePeriodSeconds": 0}, a new VMI from the
-      current template (boot order and media changes apply).
+      current template (boot order and media changes apply); while
+      PoweringOff: stop {"gracePeriod": 0} and runStrategy Always.
     * A restart of an Off VM starts it.
     * PushPowerButton: GracefulShutdown when On/Paused/PoweringOn, On
       when Off.
 
     Raises UnknownResetType (not a DMTF value / None), NotSupported (Nmi,
     PowerCycle, ...) and TransitionInProgress (e.g. On while PoweringOff,
-    a restart while PoweringOff, a stop while a Manual start request has
-    no VMI yet).
+    GracefulRestart while PoweringOff, ForceRestart while a Manual VM
+    stops, a stop while a start request has no VMI yet).
     """
     if reset_type in UNSUPPORTED_RESET_TYPES:
         raise errors.NotSupported(

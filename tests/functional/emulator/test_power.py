@@ -1,6 +1,5 @@
 """Power through sushy against the in-process emulator and the simulator."""
 
-import pytest
 import requests
 import sushy
 from tests.functional.emulator import harness
@@ -121,10 +120,6 @@ def test_restarts(sim, redfish, machine):
     assert vmi['spec']['terminationGracePeriodSeconds'] == 180
 
 
-@pytest.mark.xfail(strict=True, reason='kubevirt.power plans stop '
-                   '{gracePeriod: 0}, but the restart\'s pending Start '
-                   'request brings the VM back (KubeVirt turns Halted into '
-                   'Always on a Start request once the VMI is gone)')
 def test_force_off_during_graceful_restart_ends_off(sim, redfish, machine):
     system = redfish.get_system(machine.path)
     system.reset_system(sushy.RESET_ON)
@@ -136,6 +131,26 @@ def test_force_off_during_graceful_restart_ends_off(sim, redfish, machine):
                        harness.vmi(sim, machine.name)['metadata']['uid'] !=
                        vmi_uid, 15, what='VMI replaced or gone')
     _wait_state(system, OFF, timeout=5)
+    vm = harness.vm(sim, machine.name)
+    assert vm['spec']['runStrategy'] == 'Halted'
+    assert not vm['status'].get('stateChangeRequests')
+
+
+def test_force_restart_while_powering_off_power_cycles(sim, redfish,
+                                                       machine):
+    system = redfish.get_system(machine.path)
+    system.reset_system(sushy.RESET_ON)
+    _wait_state(system, ON)
+    first = _uid(sim, machine)
+    # A graceful shutdown that would take the guest's 180 s...
+    system.reset_system(sushy.RESET_GRACEFUL_SHUTDOWN)
+    assert _state(system) == sushy.SYSTEM_POWER_STATE_POWERING_OFF
+    # ... cut short by an immediate power cycle: a fresh VMI, On.
+    system.reset_system(sushy.RESET_FORCE_RESTART)
+    harness.wait_until(lambda: _uid(sim, machine) not in (None, first),
+                       15, what='a new VMI')
+    _wait_state(system, ON, timeout=10)
+    assert harness.vm(sim, machine.name)['spec']['runStrategy'] == 'Always'
 
 
 def test_push_power_button_toggles(sim, emulator, redfish, machine):

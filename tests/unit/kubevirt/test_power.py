@@ -64,9 +64,10 @@ STOP = Call('vm', 'stop', {})
 START = Call('vm', 'start', {})
 RESTART = Call('vm', 'restart', {})
 RESTART0 = Call('vm', 'restart', {'gracePeriodSeconds': 0})
-ONCE_TO_ALWAYS = Call('vm', 'patch', [
-    jsonpatch.test('/spec/runStrategy', 'Once'),
-    jsonpatch.replace('/spec/runStrategy', 'Always')])
+ONCE_TO_ALWAYS = ALWAYS = Call('vm', power.RUN_STRATEGY, 'Always')
+MANUAL = Call('vm', power.RUN_STRATEGY, 'Manual')
+HALTED = Call('vm', power.RUN_STRATEGY, 'Halted')
+RESTARTING = ('Stop', 'Start')
 AGENT = ['AgentConnected']
 
 
@@ -120,6 +121,28 @@ AGENT = ['AgentConnected']
     ('PushPowerButton', _vm('Always'), fx.vmi(), [STOP]),
     ('PushPowerButton', _vm('Always'), None, [STOP]),
     ('PushPowerButton', _vm('Halted'), None, [START]),
+    # A stop during a restart must also drop the pending Start request.
+    ('ForceOff', _vm('Always', RESTARTING), fx.vmi(grace=180),
+     [MANUAL, STOP0, HALTED]),
+    ('ForceOff', _vm('Halted', RESTARTING), fx.vmi(deleting=True),
+     [MANUAL, STOP0, HALTED]),
+    ('ForceOff', _vm(None, RESTARTING, running=True), fx.vmi(grace=0),
+     [MANUAL, STOP0, HALTED]),
+    ('ForceOff', _vm('Manual', RESTARTING), fx.vmi(grace=0), [STOP0]),
+    ('GracefulShutdown', _vm('Always', RESTARTING), fx.vmi(),
+     [MANUAL, STOP, HALTED]),
+    ('GracefulShutdown', _vm('RerunOnFailure', RESTARTING), fx.vmi(),
+     [STOP]),
+    # ForceRestart while PoweringOff is a power cycle.
+    ('ForceRestart', _vm('Halted'), fx.vmi(grace=180), [STOP0, ALWAYS]),
+    ('ForceRestart', _vm('Halted'), fx.vmi(grace=0), [ALWAYS]),
+    ('ForceRestart', _vm(None, running=False), fx.vmi(), [STOP0, ALWAYS]),
+    ('ForceRestart', _vm('Always', printable='Stopping'), fx.vmi(),
+     [STOP0, ALWAYS]),
+    ('ForceRestart', _vm('Always', RESTARTING), fx.vmi(grace=180),
+     [STOP0, ALWAYS]),
+    ('ForceRestart', _vm('Always', RESTARTING), fx.vmi(grace=0), []),
+    ('ForceRestart', _vm('Manual', RESTARTING), fx.vmi(grace=0), []),
 ])
 def test_reset_plan(reset, vm, vmi, expected):
     assert power.reset_plan(reset, vm, vmi) == expected
@@ -132,6 +155,10 @@ def test_reset_plan(reset, vm, vmi, expected):
     ('ForceRestart', _vm('Manual', ['Stop']), fx.vmi()),
     ('PushPowerButton', _vm('Halted'), fx.vmi()),
     ('ForceOff', _vm('Manual', ['Start']), None),
+    ('ForceOff', _vm('Always', ['Start']), None),
+    ('ForceOff', _vm('Manual', RESTARTING), fx.vmi('Succeeded')),
+    ('ForceRestart', _vm('Manual', RESTARTING), fx.vmi(grace=30)),
+    ('ForceRestart', _vm('RerunOnFailure', ['Stop']), fx.vmi()),
     ('GracefulShutdown', _vm('Manual', printable='Starting'), None),
 ])
 def test_transition_in_progress(reset, vm, vmi):
@@ -166,7 +193,7 @@ def _kubevirt_accepts(call, vm, vmi):
     strategy = power.run_strategy(vm)
     conditions = {c['type'] for c in
                   (vmi or {}).get('status', {}).get('conditions', [])}
-    if call.action == 'patch':
+    if call.action == power.RUN_STRATEGY:
         return call.target == 'vm'
     if call.action == 'start':
         if strategy in ('Always', 'Once') or not _final(vmi):
@@ -203,7 +230,8 @@ EXPECTED_EMPTY = {
     'On': ('On', 'PoweringOn'), 'ForceOn': ('On', 'PoweringOn'),
     'ForceOff': ('Off', 'PoweringOff'),
     'GracefulShutdown': ('Off', 'PoweringOff'),
-    'GracefulRestart': ('PoweringOn',), 'ForceRestart': ('PoweringOn',),
+    'GracefulRestart': ('PoweringOn',),
+    'ForceRestart': ('PoweringOn', 'PoweringOff'),
     'PushPowerButton': (),
 }
 
@@ -229,9 +257,47 @@ def test_every_plan_is_accepted_by_kubevirt(strategy):
             assert state in EXPECTED_EMPTY[reset], (reset, state)
         for call in plan:
             assert _kubevirt_accepts(call, vm, vmi), (reset, state, call)
-            if call.action == 'patch':
-                # Only runStrategy, never together with spec.running.
-                assert 'running' not in vm['spec']
-                paths = {op['path'] for op in call.body}
-                assert paths == {'/spec/runStrategy'}
-                vm = jsonpatch.apply(vm, call.body)
+            vm = _after(call, vm)
+        if plan and reset in ('ForceOff', 'GracefulShutdown'):
+            # Nothing KubeVirt would act on brings the VM back.
+            assert 'Start' not in power._pending(vm), (reset, state)
+            assert power.run_strategy(vm) not in ('Always', 'Once')
+        if plan and reset == 'ForceRestart' and state == 'PoweringOff':
+            assert power.run_strategy(vm) == 'Always'
+
+
+def _after(call, vm):
+    """The VM after KubeVirt accepted ``call`` (lifecycle.go)."""
+    if call.action == power.RUN_STRATEGY:
+        vm = jsonpatch.apply(vm, power.strategy_ops(vm, call.body))
+        spec = vm['spec']
+        assert not ('running' in spec and 'runStrategy' in spec)
+        assert power.run_strategy(vm) == call.body
+        return vm
+    if call.action != 'stop':
+        return vm
+    if power.run_strategy(vm) in ('Always', 'Once'):
+        return jsonpatch.apply(vm, power.strategy_ops(vm, 'Halted'))
+    vm = jsonpatch.apply(vm, [])
+    vm['status']['stateChangeRequests'] = [{'action': 'Stop'}]
+    return vm
+
+
+@pytest.mark.parametrize('vm, strategy, expected', [
+    (_vm('Always'), 'Always', []),
+    (_vm('Always'), 'Manual',
+     [jsonpatch.replace('/spec/runStrategy', 'Manual')]),
+    (_vm(None, running=True), 'Halted',
+     [jsonpatch.add('/spec/running', False)]),
+    (_vm(None, running=True), 'Manual',
+     [jsonpatch.remove('/spec/running'),
+      jsonpatch.add('/spec/runStrategy', 'Manual')]),
+])
+def test_strategy_ops(vm, strategy, expected):
+    assert power.strategy_ops(vm, strategy) == expected
+
+
+def test_starts():
+    assert power.starts(START) and power.starts(RESTART0)
+    assert power.starts(ALWAYS)
+    assert not any(power.starts(c) for c in (STOP0, MANUAL, HALTED))
