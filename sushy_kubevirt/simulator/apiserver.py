@@ -77,6 +77,7 @@ class ApiServer:
         self._lock = threading.Lock()
         self._connections = set()
         self._json_cache = {}
+        self._random = random.Random(sim.seed)  # default watch timeouts
 
     # -- lifecycle --------------------------------------------------------
 
@@ -554,7 +555,7 @@ class ApiServer:
         timeout = req.query.get('timeoutSeconds')
         if timeout:
             return float(_int_param(req.query, 'timeoutSeconds'))
-        return self.sim.min_request_timeout * (1 + random.random())
+        return self.sim.min_request_timeout * (1 + self._random.random())
 
 
 INCONSISTENT_CONTINUE = (

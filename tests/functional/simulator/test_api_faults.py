@@ -171,3 +171,18 @@ def test_request_log_and_counters(simulator, custom):
     counters = log.counters()
     assert counters[('list', 'widgets')] == 1
     assert counters[('watch', 'widgets')] == 1
+
+
+def test_client_retries_a_get_on_429_by_itself(simulator, custom):
+    """urllib3's default Retry (the client configures none) at work.
+
+    GET, PUT and DELETE answered 429 with Retry-After are retried after
+    that many seconds, up to 3 times; POST and PATCH are not (above).
+    """
+    h.create(custom, 'a')
+    simulator.request_log.clear()
+    simulator.faults.status(429, retry_after=1, method='GET',
+                            path='/widgets/a$')
+    assert custom.get_namespaced_custom_object(G, V, 'default', P, 'a')
+    assert [e['status'] for e in simulator.request_log.entries()] == \
+        [429, 200]
