@@ -14,6 +14,7 @@ while ``main.py`` is still being imported. Importing starts no thread and
 opens no connection (gunicorn forks after import).
 """
 
+import functools
 import importlib.metadata
 import threading
 
@@ -34,7 +35,7 @@ _ORIGINALS = '_sushy_kubevirt_originals'
 #: Prefix of our entries in ``Application._cache``.
 _CACHE_PREFIX = 'sushy_kubevirt.'
 
-# Serialises the first construction of the drivers (request threads race).
+# Serialises building the drivers (request threads race on first use).
 _LOCK = threading.RLock()
 
 
@@ -56,6 +57,14 @@ def driver_class(config, key):
     name = config.get(key)
     if not name:
         return None
+    return _load(key, name)
+
+
+@functools.lru_cache(maxsize=None)
+def _load(key, name):
+    # Entry points do not change while the process runs; a stevedore
+    # lookup costs about a millisecond, and routes read the drivers
+    # many times per request.
     namespace = _NAMESPACES[key]
     try:
         return sd_driver.DriverManager(
@@ -78,53 +87,51 @@ def validate(config):
         driver_class(config, key)
 
 
-def _fingerprint(config):
-    """The emulator settings a driver is built from, comparable."""
-    return tuple(sorted((key, repr(value)) for key, value in config.items()
-                        if key.startswith('SUSHY_EMULATOR_')))
-
-
-def _built(app, name, make, depends=None):
-    """``make()`` once per settings: rebuilt when the config changed.
+def _built(app, name, make):
+    """``make()`` once per configuration, kept in ``app._cache``.
 
     sushy-emulator loads its config twice (``SUSHY_EMULATOR_CONFIG`` when
-    ``main`` is imported, then ``--config``); a driver built from the
-    first must not outlive the second, nor a driver built on ``depends``
-    (another driver) outlive it. Kept in ``app._cache`` (what sushy-tools'
-    memoize uses), so resetting that drops it too.
+    ``main`` is imported, then ``--config``): :func:`_configure` drops what
+    was built from the first. ``app._cache`` is what sushy-tools' memoize
+    uses, so resetting it drops our drivers too.
     """
     cache = app.__dict__.setdefault('_cache', {})
-    key = (_fingerprint(app.config), id(depends))
     built = cache.get(_CACHE_PREFIX + name)
-    if built is None or built[0] != key:
-        built = (key, make())
-        cache[_CACHE_PREFIX + name] = built
-    return built[1]
+    if built is None:
+        with _LOCK:
+            built = cache.get(_CACHE_PREFIX + name)
+            if built is None:
+                built = cache[_CACHE_PREFIX + name] = make()
+    return built
 
 
 def _systems(self):
-    with _LOCK:
-        cls = driver_class(self.config, SYSTEMS_KEY)
-        if cls is None:
-            return _original('systems').fget(self)
+    cls = driver_class(self.config, SYSTEMS_KEY)
+    if cls is None:
+        return _original('systems').fget(self)
 
-        def make():
-            result = cls.initialize(self.config, self.logger)()
-            self.logger.debug('Initialized system resource backed by %s '
-                              'driver', result.driver)
-            return result
-        return _built(self, 'systems', make)
+    def make():
+        result = cls.initialize(self.config, self.logger)()
+        self.logger.debug('Initialized system resource backed by %s '
+                          'driver', result.driver)
+        return result
+    return _built(self, 'systems', make)
 
 
 def _vmedia(self):
+    cls = driver_class(self.config, VMEDIA_KEY)
+    if cls is None:
+        return _original('vmedia').fget(self)
+    return _built(self, 'vmedia',
+                  lambda: cls(self.config, self.logger, self.systems))
+
+
+def _configure(self, *args, **kwargs):
     with _LOCK:
-        cls = driver_class(self.config, VMEDIA_KEY)
-        if cls is None:
-            return _original('vmedia').fget(self)
-        systems = self.systems
-        return _built(self, 'vmedia',
-                      lambda: cls(self.config, self.logger, systems),
-                      depends=systems)
+        cache = self.__dict__.get('_cache', {})
+        for name in ('systems', 'vmedia'):
+            cache.pop(_CACHE_PREFIX + name, None)
+        return _original('configure')(self, *args, **kwargs)
 
 
 def check(app, connect=False):
@@ -167,11 +174,12 @@ def install():
     if _ORIGINALS in vars(cls):
         return
     originals = {name: getattr(cls, name) for name in (
-        'systems', 'vmedia', 'run', 'register_blueprint',
+        'systems', 'vmedia', 'configure', 'run', 'register_blueprint',
         'preprocess_request', 'process_response')}
     setattr(cls, _ORIGINALS, originals)
     cls.systems = property(_systems)
     cls.vmedia = property(_vmedia)
+    cls.configure = _configure
     cls.run = _run
     cls.register_blueprint = _register_blueprint
     routes.install(cls, originals, SYSTEMS_KEY)
