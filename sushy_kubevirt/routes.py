@@ -14,7 +14,8 @@ needs; every other driver keeps the stock behaviour.
   only ``BootSourceOverrideEnabled`` re-applies the current target).
 - ``GET /redfish/v1/Systems/<id>``: ``BootSourceOverrideEnabled`` is the
   driver's ``get_boot_source_override_enabled(identity)`` instead of the
-  template's constant ``Continuous``.
+  template's constant ``Continuous``, and the template's misspelt
+  ``HealthRollUp`` is the schema's ``HealthRollup``.
 - ``GET /redfish/v1/Managers/<id>``: ``ServiceEntryPointUUID`` is the service
   root's UUID instead of null.
 - ``POST .../VirtualMedia.InsertMedia``: a body that is not a JSON object
@@ -22,6 +23,9 @@ needs; every other driver keeps the stock behaviour.
 - ``GET /redfish/v1/Systems/<id>/VirtualMedia/<device>``: adds the vmedia
   driver's ``get_device_status(identity, device)`` properties (import
   ``Status`` and an ``Oem`` section).
+- ``GET /redfish/v1/Systems/<id>/Processors/<cpu>``: ``TotalCores`` and
+  ``TotalThreads`` are integers, as the schema says (the stock template
+  renders them as strings).
 """
 
 import json
@@ -134,6 +138,11 @@ def _system_body(app, key, response):
         boot['BootSourceOverrideEnabled'] = enabled
         boot['BootSourceOverrideEnabled@Redfish.AllowableValues'] = list(
             OVERRIDE_ENABLED)
+        for status in (body.get('Status'),
+                       body.get('ProcessorSummary', {}).get('Status'),
+                       body.get('MemorySummary', {}).get('Status')):
+            if status and 'HealthRollUp' in status:
+                status['HealthRollup'] = status.pop('HealthRollUp')
         return True
 
     _rewrite_json(response, edit)
@@ -149,6 +158,22 @@ def _manager_body(app, key, response):
             return False
         body['ServiceEntryPointUUID'] = root['UUID']
         return True
+
+    _rewrite_json(response, edit)
+
+
+def _processor_body(app, key, response):
+    if not app.config.get(key):
+        return
+
+    def edit(body):
+        changed = False
+        for name in ('TotalCores', 'TotalThreads'):
+            value = body.get(name)
+            if isinstance(value, str) and value.isdigit():
+                body[name] = int(value)
+                changed = True
+        return changed
 
     _rewrite_json(response, edit)
 
@@ -188,6 +213,8 @@ def after_request(app, key, response):
             _system_body(app, key, response)
         elif request.endpoint == 'manager_resource':
             _manager_body(app, key, response)
+        elif request.endpoint == 'processor':
+            _processor_body(app, key, response)
         elif request.endpoint == 'VirtualMedia.virtual_media_resource':
             _virtual_media_body(app, response)
     except (error.FishyError, ValueError) as exc:

@@ -160,3 +160,21 @@ def test_manager_gets_the_service_root_uuid(client):
     root = http.get('/redfish/v1/').get_json()['UUID']
     manager = http.get('/redfish/v1/Managers/%s' % UUID).get_json()
     assert manager['ServiceEntryPointUUID'] == root
+
+
+def test_processor_counts_are_integers(client):
+    http, systems = client
+    systems.get_processors.side_effect = None
+    systems.get_processors.return_value = [{
+        'id': 'CPU0', 'Id': 'CPU0', 'socket': 'CPU 0', 'model': 'host',
+        'vendor': 'KubeVirt', 'cores': 2, 'threads': 4}]
+    body = http.get(URL + '/Processors/CPU0').get_json()
+    assert body['TotalCores'] == 2
+    assert body['TotalThreads'] == 4
+
+
+def test_system_health_rollup_is_spelt_as_the_schema(client):
+    http, _ = client
+    body = http.get(URL).get_json()
+    assert body['Status']['HealthRollup'] == 'OK'
+    assert 'HealthRollUp' not in body['Status']
