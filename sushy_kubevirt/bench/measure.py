@@ -133,21 +133,33 @@ def _calls(plan, port, ids, cluster):
 #: #32's scenario, and one client's GETs one at a time (service latency
 #: without queueing, for the scale mode).
 _FIXED = {'pr32': (100, 20), 'serial': (200, 1)}
+#: pr32 lasts well under a second when warm: the figures are those of the
+#: median (by throughput) of this many runs.
+PR32_RUNS = 5
 
 
-def _workload(plan, name, port, ids, cluster):
+def _median_run(runs):
+    ranked = sorted(runs, key=lambda run: run['total']['rps'] or 0)
+    result = ranked[len(ranked) // 2]
+    result['runs_rps'] = [run['total']['rps'] for run in runs]
+    return result
+
+
+def _workload(plan, name, port, ids, cluster, mode):
     requests, parallel = _FIXED.get(
         name, (plan.rounds * 5 * len(ids), plan.parallel))
     spec = {'port': port, 'systems': ids, 'workload': name,
             'requests': requests, 'seconds': plan.seconds,
             'parallel': parallel,
             'keepalive': plan.keepalive, 'image_url': plan.image_url}
+    runs = PR32_RUNS if name == 'pr32' and mode != 'live' else 1
     if cluster:
         cluster.counts()
-    result = load.spawn_run(spec)
+    results = [load.spawn_run(spec) for _ in range(runs)]
+    result = _median_run(results)
     if cluster:
         calls, watches = _split(cluster.counts())
-        done = result['total']['requests']
+        done = sum(run['total']['requests'] for run in results)
         result['api_calls_per_request'] = (
             round(sum(calls.values()) / done, 3) if done else None)
         result['api_calls'] = calls
@@ -203,7 +215,7 @@ def measure(plan, server, mode, cluster=None):
         if cluster and plan.calls_requests:
             result['calls'] = _calls(plan, port, ids, cluster)
         result['workloads'] = {
-            name: _workload(plan, name, port, ids, cluster)
+            name: _workload(plan, name, port, ids, cluster, mode)
             for name in plan.workloads
             if mode != 'live' or name in LIVE_WORKLOADS}
         if cluster and plan.lag_samples:
