@@ -63,6 +63,7 @@ def parse_args(argv=None):
     add('--no-vmedia', action='store_true')
     add('--scale', type=_sizes, default=(),
         help='comma-separated VM counts for the scale mode')
+    add('--scale-server', choices=emulators.SERVERS, default='devserver')
     add('--full', action='store_true',
         help='also scale to 100, 1,000 and 10,000 VMs and profile')
     add('--profile', action='store_true',
@@ -102,7 +103,8 @@ def run(args, workdir):
                                             profiles, log))
         sizes = args.scale or (FULL_SIZES if args.full else ())
         if sizes:
-            document['scale'] = runner.scale(plan, sizes, log=log)
+            document['scale'] = runner.scale(plan, sizes, args.scale_server,
+                                             log=log)
         if args.profile or args.full:
             if profile.pyspy():
                 raw = os.path.join(workdir, 'profile.txt')
