@@ -169,6 +169,7 @@ def test_ironic_virtual_media_boot(sim, ironic, machine, images):  # noqa
                   lambda: power_on(ironic, path))
     assert refused >= 1
     assert _dv(sim, machine)['status']['phase'] == 'Succeeded'
+
     def booted():
         harness.wait_until(
             lambda: ironic.get_system(path).power_state == flows.ON, 20,
@@ -178,6 +179,7 @@ def test_ironic_virtual_media_boot(sim, ironic, machine, images):  # noqa
             lambda: flows._boot(ironic, machine) == (
                 sushy.BOOT_SOURCE_TARGET_HDD, flows.CONTINUOUS),
             20, 0.1, 'one-time boot consumed')
+
     rec('poll power_state until On, boot order restored', booted)
     vmi = harness.vmi(sim, machine.name)
     cdrom = [d for d in vmi['spec']['domain']['devices']['disks']
