@@ -170,3 +170,27 @@ def test_replicas_agree(sim, images, replicas):
     assert one.dv() is None
     assert requests.get(one.url(one.path), timeout=30).json()['Boot'][
         'BootSourceOverrideTarget'] == 'Hdd'
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    'check_power_on decides from the cached VM: a replica whose watch lags '
+    'the insert starts the VM while the image imports (fix: read the VM '
+    'live before a start, +1 GET per power-on)'))
+def test_lagging_replica_refuses_power_on(sim, images, replicas, config,
+                                          tmp_path):
+    # The new replica's VirtualMachine watch delivers events 1.5 s late.
+    sim.faults.event_delay(1.5, path='virtualmachines$',
+                           query={'watch': None}, times=1)
+    lagging = harness.emulator_process('sushy-kubevirt-emulator', config,
+                                       tmp_path).start()
+    writer = conftest.Machine(sim, replicas[0], 'vm-00002')
+    try:
+        late = conftest.Machine(sim, lagging.wait_ready().url, 'vm-00002')
+        assert writer.insert(images.add('lagging.iso')).status_code == 204
+        answer = late.reset('On')
+        assert writer.dv()['status'].get('phase') != 'Succeeded'
+        assert answer.status_code == 409 and CONFLICT in answer.text, \
+            answer.status_code
+    finally:
+        lagging.stop()
+        writer.eject()
