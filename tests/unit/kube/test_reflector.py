@@ -41,7 +41,12 @@ class Stream:
 
 
 class FakeApi:
-    """Answers calls from a script; records them; ends after the script."""
+    """Answers calls from a script; records them; ends after the script.
+
+    The call after the script answers 429 with a long Retry-After, so the
+    reflector waits there until stopped instead of spinning through more
+    (recorded) calls while the test wakes up.
+    """
 
     def __init__(self, script):
         self.script = list(script)
@@ -52,7 +57,8 @@ class FakeApi:
         self.calls.append(call)
         if not self.script:
             self.done.set()
-            raise errors.Unavailable('script over')
+            raise errors.TooManyRequests('script over', status=429,
+                                         retry_after=60)
         answer = self.script.pop(0)
         if isinstance(answer, Exception):
             raise answer
