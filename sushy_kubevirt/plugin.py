@@ -6,8 +6,12 @@ config file) replaces the ``systems`` and ``vmedia`` properties of the
 ``SUSHY_EMULATOR_SYSTEMS_DRIVER`` / ``SUSHY_EMULATOR_VMEDIA_DRIVER`` name a
 driver, it is loaded with stevedore from the ``sushy_tools.emulator.systems``
 / ``sushy_tools.emulator.vmedia`` namespaces; without them the original
-properties run and sushy-tools behaves exactly as before. It also installs the
-request hooks of :mod:`sushy_kubevirt.routes`.
+properties run and sushy-tools behaves exactly as before. The
+``indicators`` property (IndicatorLED) is replaced too: when the loaded
+systems driver has an ``indicators_driver(fallback)`` factory, that builds
+it (the KubeVirt driver keeps System LEDs on the VMs); otherwise the original
+property runs. It also installs the request hooks of
+:mod:`sushy_kubevirt.routes`.
 
 The class is patched, never ``main.app``: under WSGI the config file runs
 while ``main.py`` is still being imported. Importing starts no thread and
@@ -29,6 +33,9 @@ VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
 SYSTEMS_NAMESPACE = 'sushy_tools.emulator.systems'
 VMEDIA_NAMESPACE = 'sushy_tools.emulator.vmedia'
 _NAMESPACES = {SYSTEMS_KEY: SYSTEMS_NAMESPACE, VMEDIA_KEY: VMEDIA_NAMESPACE}
+#: Systems driver method building the ``Application.indicators`` driver.
+INDICATORS_FACTORY = 'indicators_driver'
+_BUILT = ('systems', 'vmedia', 'indicators')
 
 #: Class attribute holding the original Application members we replaced.
 _ORIGINALS = '_sushy_kubevirt_originals'
@@ -126,10 +133,19 @@ def _vmedia(self):
                   lambda: cls(self.config, self.logger, self.systems))
 
 
+def _indicators(self):
+    cls = driver_class(self.config, SYSTEMS_KEY)
+    stock = _original('indicators').fget
+    if cls is None or not hasattr(cls, INDICATORS_FACTORY):
+        return stock(self)
+    return _built(self, 'indicators', lambda: getattr(
+        self.systems, INDICATORS_FACTORY)(lambda: stock(self)))
+
+
 def _configure(self, *args, **kwargs):
     with _LOCK:
         cache = self.__dict__.get('_cache', {})
-        for name in ('systems', 'vmedia'):
+        for name in _BUILT:
             cache.pop(_CACHE_PREFIX + name, None)
         return _original('configure')(self, *args, **kwargs)
 
@@ -174,11 +190,12 @@ def install():
     if _ORIGINALS in vars(cls):
         return
     originals = {name: getattr(cls, name) for name in (
-        'systems', 'vmedia', 'configure', 'run', 'register_blueprint',
-        'preprocess_request', 'process_response')}
+        'systems', 'vmedia', 'indicators', 'configure', 'run',
+        'register_blueprint', 'preprocess_request', 'process_response')}
     setattr(cls, _ORIGINALS, originals)
     cls.systems = property(_systems)
     cls.vmedia = property(_vmedia)
+    cls.indicators = property(_indicators)
     cls.configure = _configure
     cls.run = _run
     cls.register_blueprint = _register_blueprint

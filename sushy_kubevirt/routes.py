@@ -8,8 +8,9 @@ needs; every other driver keeps the stock behaviour.
 
 - ``GET /metrics``: the driver's ``metrics_text()`` (Prometheus text format),
   behind the emulator's own authentication; 404 otherwise.
-- ``PATCH /redfish/v1/Systems/<id>``: the body is validated before anything
-  changes, and ``Boot.BootSourceOverrideEnabled`` reaches the driver's
+- ``PATCH /redfish/v1/Systems/<id>``: the body (``Boot`` and
+  ``IndicatorLED`` values included) is validated before anything changes,
+  and ``Boot.BootSourceOverrideEnabled`` reaches the driver's
   ``set_boot_device`` through :func:`requested_boot_override` (a PATCH with
   only ``BootSourceOverrideEnabled`` re-applies the current target).
 - ``GET /redfish/v1/Systems/<id>``: ``BootSourceOverrideEnabled`` is the
@@ -32,6 +33,8 @@ import json
 
 import flask
 from sushy_tools import error
+
+from sushy_kubevirt.kubevirt import indicator
 
 OVERRIDE_ENABLED = ('Once', 'Continuous', 'Disabled')
 BOOT_MODES = ('UEFI', 'Legacy')
@@ -77,6 +80,7 @@ def _check_system_patch(body):
         raise error.BadRequest(
             'Property %s is read-only or unknown; only Boot and IndicatorLED '
             'can be changed' % ', '.join(extra))
+    _choice('IndicatorLED', body.get('IndicatorLED'), indicator.STATES)
     boot = body.get('Boot')
     if boot is None:
         return None

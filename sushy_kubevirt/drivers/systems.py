@@ -16,6 +16,7 @@ from sushy_tools import error
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import bootonce
 from sushy_kubevirt.drivers import errors
+from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kube import cluster as cluster_mod
@@ -147,6 +148,14 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def metrics_text(self):
         """Prometheus text: cache reads and API calls by verb/resource."""
         return self.cluster.accounting.render()
+
+    def indicators_driver(self, fallback):
+        """IndicatorLEDs kept on the VMs (``Application.indicators``).
+
+        :param fallback: returns the stock driver, for the Chassis.
+        """
+        return indicators.KubeVirtIndicators(
+            self._config, self._logger, self, fallback)
 
     # identity
 

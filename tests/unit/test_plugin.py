@@ -5,10 +5,12 @@ from unittest import mock
 import flask
 import pytest
 from sushy_tools.emulator import main
+from sushy_tools.emulator.resources import indicators as stock_indicators
 from sushy_tools.emulator.resources.systems import fakedriver
 from sushy_tools.emulator.resources import vmedia as stock_vmedia
 
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import indicators as kv_indicators
 from sushy_kubevirt.drivers import systems as kv_systems
 from sushy_kubevirt.drivers import vmedia as kv_vmedia
 from sushy_kubevirt import plugin
@@ -131,3 +133,27 @@ def test_changed_settings_stop_the_old_cluster(monkeypatch):
         config.Settings(namespaces=('b',)), False, log)
     assert made == [first, second]
     assert first.stopped and not second.stopped
+
+
+def test_indicators_come_from_the_systems_driver(app):
+    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
+    leds = app.indicators
+    assert isinstance(leds, kv_indicators.KubeVirtIndicators)
+    assert app.indicators is leds and leds._systems is app.systems
+    # The stock store (a SQLite file) is built only for another identity.
+    stock = leds._fallback()
+    assert isinstance(stock, stock_indicators.StaticDriver)
+    assert leds._fallback() is stock
+    app.configure(extra_config={'SUSHY_EMULATOR_KUBEVIRT_QPS': 7})
+    assert app.indicators is not leds
+    assert app.indicators._systems is app.systems
+
+
+def test_other_drivers_keep_the_stock_indicators(app, monkeypatch):
+    assert isinstance(app.indicators, stock_indicators.StaticDriver)
+    # A systems driver without the indicators_driver factory.
+    monkeypatch.setattr(plugin, 'driver_class', lambda config, key: (
+        fakedriver.FakeDriver if key == plugin.SYSTEMS_KEY else None))
+    app.config[plugin.SYSTEMS_KEY] = 'fake'
+    assert isinstance(app.systems, fakedriver.FakeDriver)
+    assert isinstance(app.indicators, stock_indicators.StaticDriver)

@@ -45,8 +45,11 @@ def client():
     main.app._cache = {}
     main.app.config[plugin.SYSTEMS_KEY] = 'anything'
     with mock.patch.object(main.Application, 'systems',
-                           new_callable=mock.PropertyMock) as prop:
+                           new_callable=mock.PropertyMock) as prop, \
+            mock.patch.object(main.Application, 'indicators',
+                              new_callable=mock.PropertyMock) as leds:
         prop.return_value = _driver()
+        leds.return_value.get_indicator_state.return_value = 'Lit'
         yield main.app.test_client(), prop.return_value
     main.app.config.clear()
     main.app.config.update(saved)
@@ -125,6 +128,10 @@ def test_patch_of_enabled_alone_reapplies_current_target(client):
      'BootOrder'),
     ({'Boot': 'Pxe'}, 'Boot must be'),
     ({'Name': 'x', 'Boot': {'BootSourceOverrideTarget': 'Pxe'}}, 'Name'),
+    ({'Boot': {'BootSourceOverrideTarget': 'Pxe'}, 'IndicatorLED': 'On'},
+     'IndicatorLED'),
+    ({'Boot': {'BootSourceOverrideTarget': 'Pxe'}, 'IndicatorLED': ''},
+     'IndicatorLED'),
     ([1], 'JSON object'),
 ])
 def test_bad_patch_changes_nothing(client, body, words):

@@ -1,0 +1,89 @@
+"""IndicatorLED driver: VM annotations for Systems, the stock store else.
+
+sushy-tools keeps every IndicatorLED in a SQLite file of the emulator host
+(``SUSHY_EMULATOR_STATE_DIR``), reopened on each access and written by the
+first ``GET`` of each System. For a System served by the KubeVirt systems
+driver this driver reads the state from the VM's annotation through the
+watch cache (no API call) and writes it with one guarded patch, so workers
+and replicas agree and a restart loses nothing. Any other identity (the
+Chassis) goes to the stock driver, built on first use.
+
+:mod:`sushy_kubevirt.plugin` builds it through
+``KubeVirtDriver.indicators_driver``.
+"""
+
+import flask
+from sushy_tools.emulator.resources import base
+from sushy_tools import error
+
+from sushy_kubevirt.drivers import errors
+from sushy_kubevirt.kube import writes
+from sushy_kubevirt.kubevirt import identity as identity_mod
+from sushy_kubevirt.kubevirt import indicator
+
+#: sushy-tools' initial states by identity (defaults for unset VMs here).
+LEDS_KEY = 'SUSHY_EMULATOR_INDICATOR_LEDS'
+_SYSTEM_ENDPOINT = 'system_resource'
+
+
+class KubeVirtIndicators(base.DriverBase):
+    """``Application.indicators`` for the KubeVirt systems driver.
+
+    :param systems: the KubeVirt systems driver (``find_vm``, ``cluster``).
+    :param fallback: returns the stock indicators driver (called only for
+        identities that are not served VMs).
+    """
+
+    def __init__(self, config, logger, systems, fallback):
+        super().__init__(config, logger)
+        self._systems = systems
+        self._fallback = fallback
+
+    @property
+    def driver(self):
+        return '<kubevirt-indicators>'
+
+    def _find_vm(self, identity):
+        """The served VM behind ``identity``, or None for another resource.
+
+        sushy-tools passes a System's UUID; during a System request the
+        request's own id is used instead, so a VM served under
+        ``<namespace>.<name>`` (its UUID shared with another VM) has its
+        own LED.
+        """
+        if (flask.has_request_context()
+                and flask.request.endpoint == _SYSTEM_ENDPOINT):
+            identity = flask.request.view_args['identity']
+        try:
+            return self._systems.find_vm(identity)
+        except error.NotFound:
+            return None
+
+    def _default(self, vm):
+        initial = self._config.get(LEDS_KEY) or {}
+        return initial.get(identity_mod.firmware_uuid(vm), indicator.DEFAULT)
+
+    @errors.translate
+    def get_indicator_state(self, identity):
+        """Lit, Blinking or Off (None: the annotation holds another value)."""
+        vm = self._find_vm(identity)
+        if vm is None:
+            return self._fallback().get_indicator_state(identity)
+        return indicator.indicator_led(vm, self._default(vm))
+
+    @errors.translate
+    def set_indicator_state(self, identity, state):
+        """Store ``state``; a value that is not Lit/Blinking/Off is a 400.
+
+        The value is checked for every identity (the stock driver answers
+        it with a 500).
+        """
+        indicator.check_state(state)
+        vm = self._find_vm(identity)
+        if vm is None:
+            self._fallback().set_indicator_state(identity, state)
+            return
+        namespace, name = identity_mod.key(vm)
+        writes.guarded_patch(
+            self._systems.cluster, namespace, name,
+            lambda vm: indicator.indicator_led_ops(vm, state))

@@ -1,0 +1,44 @@
+"""IndicatorLED of a VM, kept in the annotation :data:`ANNOTATION`.
+
+A VM has no LED: the state is what a Redfish client last set, stored on the
+VM so that every emulator process and replica reads the same value and a
+restart loses nothing. Values are DMTF ``IndicatorLED`` values.
+"""
+
+from sushy_kubevirt.kubevirt import errors
+from sushy_kubevirt.kubevirt import fields
+
+ANNOTATION = 'sushy-kubevirt.io/indicator-led'
+#: DMTF IndicatorLED values a client may set (as sushy-tools accepts).
+STATES = ('Lit', 'Blinking', 'Off')
+#: sushy-tools' state of an indicator never set.
+DEFAULT = 'Lit'
+
+
+class UnknownState(errors.ModelError):
+    """IndicatorLED other than Lit, Blinking or Off (400)."""
+
+
+def indicator_led(vm, default=DEFAULT):
+    """The VM's IndicatorLED; ``default`` when never set.
+
+    None when the annotation holds something else (edited by hand): the
+    property is then left out rather than rendered with a non-DMTF value.
+    """
+    value = fields.annotation(vm, ANNOTATION)
+    if value is None:
+        return default
+    return value if value in STATES else None
+
+
+def check_state(state):
+    """:raises UnknownState: ``state`` is not a settable value."""
+    if not isinstance(state, str) or state not in STATES:
+        raise UnknownState('IndicatorLED %r is not one of: %s'
+                           % (state, ', '.join(STATES)))
+
+
+def indicator_led_ops(vm, state):
+    """Ops storing ``state`` on the VM ([] when already stored)."""
+    check_state(state)
+    return fields.annotation_ops(vm, ANNOTATION, state)
