@@ -10,11 +10,25 @@ CACHE_READS = 'sushy_kubevirt_cache_reads_total'
 API_CALLS = 'sushy_kubevirt_api_calls_total'
 THROTTLE = 'sushy_kubevirt_api_throttle_seconds_total'
 
+SYNCED = 'sushy_kubevirt_informer_synced'
+RELISTS = 'sushy_kubevirt_informer_relists_total'
+WATCH_RESTARTS = 'sushy_kubevirt_informer_watch_restarts_total'
+RV_AGE = 'sushy_kubevirt_informer_resource_version_age_seconds'
+
 _HELP = {
     CACHE_READS: 'Reads answered from the watch cache.',
     API_CALLS: 'Live calls made to the Kubernetes API server.',
     THROTTLE: 'Seconds live calls waited for the client rate limiter.',
+    SYNCED: '1 once the informer has listed, 0 before (reads go live).',
+    RELISTS: 'Lists the informer made after its first one.',
+    WATCH_RESTARTS: 'Watches the informer opened after its first one.',
+    RV_AGE: 'Seconds since the informer last advanced its '
+            'resourceVersion (list, event or bookmark).',
 }
+
+#: The health of one informer, as :meth:`Accounting.render` shows it.
+Health = collections.namedtuple(
+    'Health', 'resource namespace synced relists watch_restarts rv_age')
 
 
 def _escape(value):
@@ -29,6 +43,14 @@ class Accounting:
         self._lock = threading.Lock()
         self._counts = collections.Counter()
         self._throttled = 0.0
+        self._health = None
+
+    def report_health(self, source):
+        """Render ``source()``, an iterable of :class:`Health`, too.
+
+        None stops it (the informers are gone).
+        """
+        self._health = source
 
     def cache(self, verb, resource):
         """Count a read answered by the cache."""
@@ -80,4 +102,28 @@ class Accounting:
         lines += ['# HELP %s %s' % (THROTTLE, _HELP[THROTTLE]),
                   '# TYPE %s counter' % THROTTLE,
                   '%s %s' % (THROTTLE, repr(float(throttled)))]
+        source = self._health
+        if source is not None:
+            lines += _render_health(sorted(
+                source(), key=lambda h: (h.resource, h.namespace)))
         return '\n'.join(lines) + '\n'
+
+
+def _render_health(records):
+    lines = []
+    for metric, kind, value in (
+            (SYNCED, 'gauge', lambda h: int(h.synced)),
+            (RELISTS, 'counter', lambda h: h.relists),
+            (WATCH_RESTARTS, 'counter', lambda h: h.watch_restarts),
+            (RV_AGE, 'gauge', lambda h: h.rv_age)):
+        lines += ['# HELP %s %s' % (metric, _HELP[metric]),
+                  '# TYPE %s %s' % (metric, kind)]
+        lines += ['%s{resource="%s",namespace="%s"} %s'
+                  % (metric, _escape(h.resource), _escape(h.namespace),
+                     _number(value(h)))
+                  for h in records if value(h) is not None]
+    return lines
+
+
+def _number(value):
+    return repr(round(value, 3)) if isinstance(value, float) else str(value)

@@ -13,6 +13,7 @@ from sushy_kubevirt import config
 from sushy_kubevirt.kube import accounting as accounting_mod
 from sushy_kubevirt.kube import api as api_mod
 from sushy_kubevirt.kube import client
+from sushy_kubevirt.kube import dispatcher as dispatcher_mod
 from sushy_kubevirt.kube import errors
 from sushy_kubevirt.kube import informer as informer_mod
 from sushy_kubevirt.kube import limiter
@@ -42,10 +43,15 @@ VM_INDEXERS = {
 class _Running:
     """What exists between the first use and :meth:`Cluster.stop`."""
 
-    def __init__(self, api, informers, listers):
+    def __init__(self, api, dispatcher, informers, listers):
         self.api = api
+        self.dispatcher = dispatcher
         self.informers = informers
         self.listers = listers
+
+    def vmi_informers(self):
+        return [i for (plural, _), i in self.informers.items()
+                if plural == res.VMI.plural]
 
 
 class Cluster:
@@ -88,26 +94,32 @@ class Cluster:
 
     def _start(self):
         api = self._make_api(len(self._scopes) * len(self._resources))
+        dispatcher = dispatcher_mod.Dispatcher('dispatcher kube')
         informers, listers = {}, {}
         for resource in self._resources:
             is_vm = resource is res.VM
             selector = self.settings.label_selector if is_vm else None
             for namespace in self._scopes:
                 informer = informer_mod.Informer(
-                    api, resource, namespace, label_selector=selector,
+                    api, resource, dispatcher, namespace,
+                    label_selector=selector,
                     indexers=VM_INDEXERS if is_vm else None,
                     timings=self.timings)
-                if resource is res.VMI:
-                    informer.add_handler(self._on_vmi)
                 informers[resource.plural, namespace] = informer
                 listers[resource.plural, namespace] = lister_mod.Lister(
                     informer, api, self.accounting, selector)
+        running = _Running(api, dispatcher, informers, listers)
+        for fn in self._vmi_handlers:
+            self._add_vmi_handler(running, fn)
+        dispatcher.start()
         for informer in informers.values():
             informer.start()
+        self.accounting.report_health(
+            lambda: [i.health() for i in informers.values()])
         LOG.info('Watching %s in %s', ', '.join(r.plural for r in
                                                 self._resources),
                  ', '.join(self.settings.namespaces or ('all namespaces',)))
-        return _Running(api, informers, listers)
+        return running
 
     def _run(self):
         running = self._running
@@ -135,10 +147,12 @@ class Cluster:
             running, self._running = self._running, None
         if running is None:
             return
+        self.accounting.report_health(None)
         for informer in running.informers.values():
             informer.reflector.stop(timeout=0)
         for informer in running.informers.values():
             informer.stop()
+        running.dispatcher.stop()
         running.api.close()
 
     def validate(self):
@@ -181,16 +195,26 @@ class Cluster:
     def add_vmi_handler(self, fn):
         """Call ``fn(event_type, vmi)`` on changes of served VMs' VMIs.
 
-        Called from an informer's dispatcher thread; must be quick.
+        Called from the Cluster's one dispatcher thread, in watch order per
+        VMI; must be quick (it delays every other event). A handler added
+        once the VMIs are cached first gets them as ADDED, as client-go's
+        ``AddEventHandler`` replays the current state.
         """
-        self._vmi_handlers.append(fn)
+        with self._lock:
+            self._vmi_handlers.append(fn)
+            running = self._running
+            if running is not None and self._pid == os.getpid():
+                self._add_vmi_handler(running, fn)
 
-    def _on_vmi(self, kind, vmi):
-        meta = vmi['metadata']
-        if not self._vm_served(meta.get('namespace'), meta['name']):
-            return
-        for fn in list(self._vmi_handlers):
-            fn(kind, vmi)
+    def _add_vmi_handler(self, running, fn):
+        def served(kind, vmi):
+            if self._running is not running:
+                return  # stopped: a read would start it again
+            meta = vmi['metadata']
+            if self._vm_served(meta.get('namespace'), meta['name']):
+                fn(kind, vmi)
+        for informer in running.vmi_informers():
+            informer.add_handler(served)
 
     # reads
 

@@ -70,6 +70,26 @@ def patch_not_applicable(exc):
         and not exc.details.get('causes'))
 
 
+#: ``metav1.CauseTypeResourceVersionTooLarge``.
+TOO_LARGE_CAUSE = 'ResourceVersionTooLarge'
+
+
+def too_large(exc):
+    """Whether ``exc`` says the resourceVersion asked for is in the future.
+
+    kube-apiserver answers 504 Timeout with the cause
+    ``ResourceVersionTooLarge``; servers before 1.18.6 only said "Too large
+    resource version" in the message (as client-go checks).
+    """
+    if not isinstance(exc, ApiError) or exc.status != 504:
+        return False
+    causes = exc.details.get('causes') or ()
+    return any(c.get('reason') == TOO_LARGE_CAUSE or
+               c.get('message') == 'Too large resource version'
+               for c in causes) or \
+        'too large resource version' in (exc.message or '').lower()
+
+
 def _retry_after(headers, details):
     value = (headers or {}).get('Retry-After')
     if value is None:

@@ -3,13 +3,15 @@
 Mirrors client-go's SharedIndexInformer with a MutationCache: objects this
 process wrote are overlaid on the cache until the watch delivers that
 resourceVersion or a newer one, so a read right after a write sees it.
+Handlers are called from a :class:`~sushy_kubevirt.kube.dispatcher.
+Dispatcher` thread, which may be shared with other informers.
 """
 
 import copy
 import logging
-import queue
 import threading
 
+from sushy_kubevirt.kube import accounting
 from sushy_kubevirt.kube import reflector as reflector_mod
 from sushy_kubevirt.kube import resources
 from sushy_kubevirt.kube import store as store_mod
@@ -53,9 +55,15 @@ def _not_older(new_rv, old_rv):
 
 
 class Informer:
+    """One resource in one namespace (or all namespaces).
 
-    def __init__(self, api, resource, namespace=None, label_selector=None,
-                 indexers=None, transform=strip, timings=None, name=None):
+    :param dispatcher: a :class:`~sushy_kubevirt.kube.dispatcher.Dispatcher`
+        that calls the handlers; the caller starts and stops it.
+    """
+
+    def __init__(self, api, resource, dispatcher, namespace=None,
+                 label_selector=None, indexers=None, transform=strip,
+                 timings=None, name=None):
         self.resource = resource
         self.namespace = namespace
         self.store = store_mod.Store(indexers)
@@ -63,36 +71,36 @@ class Informer:
         self.reflector = reflector_mod.Reflector(
             api, resource, self._replace, self._event, namespace=namespace,
             label_selector=label_selector, timings=timings, name=name)
+        #: Guards the store, the overlay and the handler list, so that the
+        #: events queued follow the store's changes in order.
         self._lock = threading.Lock()
         self._overlay = {}
         self._synced = threading.Event()
-        self._handlers = []
-        self._queue = queue.Queue()
-        self._dispatcher = None
+        self._handlers = ()
+        self._dispatcher = dispatcher
 
     # lifecycle
 
     def add_handler(self, fn):
-        """Call ``fn(event_type, obj)`` for every later change.
+        """Call ``fn(event_type, obj)`` for every change, on the dispatcher.
 
-        Add handlers before :meth:`start`: they receive the initial list as
-        ADDED events. Objects gone after a relist arrive as DELETED with
-        their last known state.
+        Like client-go's ``AddEventHandler``: once synced, the objects in
+        the store are first replayed to ``fn`` as ADDED, before any later
+        event; before that, ``fn`` receives the first list as ADDED.
+        Objects gone after a relist arrive as DELETED with their last
+        known state.
         """
-        self._handlers.append(fn)
+        with self._lock:
+            self._handlers += (fn,)
+            if self._synced.is_set():
+                for obj in self.store.list():
+                    self._dispatcher.put((fn,), 'ADDED', obj)
 
     def start(self):
-        self._dispatcher = threading.Thread(
-            target=self._dispatch, daemon=True,
-            name='dispatcher ' + self.reflector.name)
-        self._dispatcher.start()
         self.reflector.start()
 
     def stop(self, timeout=10.0):
         self.reflector.stop(timeout)
-        if self._dispatcher is not None:
-            self._queue.put(None)
-            self._dispatcher.join(timeout)
 
     def has_synced(self):
         """True once the first list is in the store."""
@@ -100,6 +108,13 @@ class Informer:
 
     def wait_for_sync(self, timeout=None):
         return self._synced.wait(timeout)
+
+    def health(self):
+        """An :class:`~sushy_kubevirt.kube.accounting.Health` record."""
+        r = self.reflector
+        return accounting.Health(self.resource.plural, self.namespace or '',
+                                 self.has_synced(), r.relists,
+                                 r.watch_restarts, r.rv_age())
 
     @property
     def forbidden(self):
@@ -177,21 +192,23 @@ class Informer:
 
     def _replace(self, items, rv):
         objs = [self.transform(o) for o in items]
+        put = self._dispatcher.put
         with self._lock:
             added, updated, deleted = self.store.replace(objs)
             for key in list(self._overlay):
                 self._settle(key, None, self.store.get(key), rv)
-        for obj in added:
-            self._queue.put(('ADDED', obj))
-        for old, obj in updated:
-            if _rv(old) != _rv(obj):
-                self._queue.put(('MODIFIED', obj))
-        for obj in deleted:
-            self._queue.put(('DELETED', obj))
-        if not self._synced.is_set():
+            for obj in added:
+                put(self._handlers, 'ADDED', obj)
+            for old, obj in updated:
+                if _rv(old) != _rv(obj):
+                    put(self._handlers, 'MODIFIED', obj)
+            for obj in deleted:
+                put(self._handlers, 'DELETED', obj)
+            first = not self._synced.is_set()
+            self._synced.set()
+        if first:
             LOG.info('%s: synced %d objects at resourceVersion %s',
                      self.reflector.name, len(objs), rv)
-            self._synced.set()
 
     def _event(self, kind, obj):
         obj = self.transform(obj)
@@ -202,18 +219,4 @@ class Informer:
             else:
                 self.store.upsert(obj)
             self._settle(key, kind, obj, _rv(obj))
-        self._queue.put((kind, obj))
-
-    # dispatcher thread
-
-    def _dispatch(self):
-        while True:
-            item = self._queue.get()
-            if item is None:
-                return
-            for fn in list(self._handlers):
-                try:
-                    fn(*item)
-                except Exception:
-                    LOG.exception('%s: handler %r failed',
-                                  self.reflector.name, fn)
+            self._dispatcher.put(self._handlers, kind, obj)

@@ -3,6 +3,10 @@
 The rule of kubevirt-redfish PR #32: until the informer has finished its
 first list, reads go to the API server and are counted as live; after
 that the cache's answer is final, including "not found".
+
+While the server refuses the resource in this namespace (403), the
+namespace is not served: reads answer None or nothing, with a warning
+logged once and no API call, until the informer syncs.
 """
 
 import logging
@@ -20,25 +24,44 @@ class Lister:
         self.accounting = accounting
         self.label_selector = label_selector
         self._plural = informer.resource.plural
+        self._refused = False
 
     def _cached(self, verb):
         if self.informer.has_synced():
+            self._refused = False
             self.accounting.cache(verb, self._plural)
             return True
         return False
+
+    def _is_refused(self):
+        if not self._refused and self.informer.forbidden:
+            self._refuse(self.informer.reflector.last_error)
+        return self._refused
+
+    def _refuse(self, exc):
+        if not self._refused:
+            self._refused = True
+            LOG.warning('%s in %s are not served until access is granted: '
+                        '%s', self._plural,
+                        self.informer.namespace or 'all namespaces', exc)
 
     def get(self, namespace, name):
         """The object, or None."""
         if self._cached('get'):
             return self.informer.get(namespace, name)
-        if self.label_selector:
-            # A GET would ignore the selector: list by name instead.
-            found = self._live_list(namespace, 'metadata.name=' + name)
-            return found[0] if found else None
+        if self._is_refused():
+            return None
         try:
+            if self.label_selector:
+                # A GET would ignore the selector: list by name instead.
+                found = self._live_list(namespace, 'metadata.name=' + name)
+                return found[0] if found else None
             return self.informer.transform(
                 self.api.get(self.informer.resource, namespace, name))
         except errors.NotFound:
+            return None
+        except errors.Forbidden as exc:
+            self._refuse(exc)
             return None
 
     def list(self):
@@ -57,13 +80,12 @@ class Lister:
 
     def _live_list_allowed(self):
         """A live list, or nothing (and no call) when forbidden."""
-        if self.informer.forbidden:
+        if self._is_refused():
             return []
         try:
             return self._live_list(self.informer.namespace)
         except errors.Forbidden as exc:
-            LOG.error('Cannot list %s in %s, skipped: %s', self._plural,
-                      self.informer.namespace or 'all namespaces', exc)
+            self._refuse(exc)
             return []
 
     def _live_list(self, namespace, field_selector=None):

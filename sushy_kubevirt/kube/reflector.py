@@ -8,11 +8,14 @@ The reflector feeds ``on_replace(items, rv)`` after each list and
   resumes from the last event's or bookmark's resourceVersion.
 * A clean close, a server timeout or a stall (nothing read for
   ``read_timeout``) re-watches at once; a dropped connection, connection
-  refused, a 5xx or a 429 (honouring Retry-After) re-watches after a
+  refused, a 500 or a 429 (honouring Retry-After) re-watches after a
   backoff. None of these relists.
-* Only a 410 relists: at the last resourceVersion, then, if that is gone
-  too, with a consistent read (resourceVersion unset).
-* Other errors (403, 404, ...) back off and relist.
+* A 410 relists at the last resourceVersion, then, if that is gone too,
+  with a consistent read (resourceVersion unset).
+* A 504 "Too large resource version" (the server is behind the
+  resourceVersion we resume from) relists with a consistent read.
+* A 500 re-watches after a backoff; other errors (403, 404, 503, 504...)
+  back off and relist at the last resourceVersion.
 * A watch that ends within ``short_watch`` seconds with no event is an
   error (backoff), so a server that closes at once is not hammered.
 """
@@ -71,6 +74,11 @@ class Reflector:
         self.last_rv = None
         #: The error that ended the last list or watch, None when healthy.
         self.last_error = None
+        #: Successful lists after the first one.
+        self.relists = 0
+        #: Watch requests after the first one.
+        self.watch_restarts = 0
+        self._listed = self._watched = False
         self._on_replace = on_replace
         self._on_event = on_event
         self._clock = clock
@@ -80,6 +88,7 @@ class Reflector:
             reset_after=self.timings.backoff_reset, clock=clock,
             rand=self._rand.random)
         self._rv_unavailable = False
+        self._rv_time = None
         self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._response = None
@@ -132,8 +141,16 @@ class Reflector:
             except (errors.Unavailable, _Retry) as exc:
                 exc_seen = exc
             except errors.ApiError as exc:
-                # 5xx: watch again; anything else (403, 404...): relist.
-                need_list = need_list or not (exc.status or 0) >= 500
+                if errors.too_large(exc):
+                    # The server has not reached the resourceVersion we
+                    # resume from (restored, or a lagging replica):
+                    # relisting there would wait and fail the same way.
+                    LOG.info('%s: resourceVersion %s is ahead of the '
+                             'server; listing the latest', self.name,
+                             self.last_rv)
+                    self._rv_unavailable = True
+                # 500: watch again; anything else (403, 404...): relist.
+                need_list = need_list or exc.status != 500
                 exc_seen = exc
             except Exception as exc:
                 LOG.exception('%s: unexpected error; relisting', self.name)
@@ -157,16 +174,33 @@ class Reflector:
         try:
             items, list_rv = self._list_at(rv)
         except errors.ApiError as exc:
-            if rv is None or exc.status not in (410, 504):
+            if rv is None or not (isinstance(exc, errors.Gone) or
+                                  errors.too_large(exc)):
                 raise
             LOG.info('%s: resourceVersion %s unavailable (%s); listing the '
                      'latest', self.name, rv, exc.message)
             self._rv_unavailable = True
             items, list_rv = self._list_at(None)
         self._rv_unavailable = False
+        self._set_rv(list_rv)
         self._on_replace(items, list_rv)
-        self.last_rv = list_rv
         self.last_error = None
+        if self._listed:
+            self.relists += 1
+        self._listed = True
+
+    def _set_rv(self, rv):
+        self.last_rv = rv
+        self._rv_time = self._clock()
+
+    def rv_age(self):
+        """Seconds since ``last_rv`` changed (list, event or bookmark).
+
+        None before the first list.
+        """
+        if self._rv_time is None:
+            return None
+        return max(0.0, self._clock() - self._rv_time)
 
     def _list_at(self, rv):
         """All items and the list's resourceVersion (pages when rv unset)."""
@@ -195,6 +229,9 @@ class Reflector:
         timeout = max(1, int(round(self._rand.uniform(low, high))))
         started = self._clock()
         count = 0
+        if self._watched:
+            self.watch_restarts += 1
+        self._watched = True
         response = self.api.watch(
             self.resource, self.namespace, self.label_selector,
             self.last_rv, timeout, self.timings.read_timeout)
@@ -235,4 +272,4 @@ class Reflector:
             LOG.warning('%s: unknown watch event type %r', self.name, kind)
             return
         if _rv(obj):
-            self.last_rv = _rv(obj)
+            self._set_rv(_rv(obj))

@@ -4,6 +4,7 @@ import os
 
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.kube import dispatcher
 from sushy_kubevirt.kube import informer as informer_mod
 from sushy_kubevirt.kube import lister as lister_mod
 from sushy_kubevirt.kube import resources as res
@@ -27,12 +28,12 @@ def _vm(name, uuid=None):
 def _synced_cluster(*vms):
     """A Cluster whose (unstarted) VM informer holds ``vms``, synced."""
     cluster = cluster_mod.Cluster(config.Settings())
-    informer = informer_mod.Informer(None, res.VM,
+    informer = informer_mod.Informer(None, res.VM, dispatcher.Dispatcher(),
                                      indexers=cluster_mod.VM_INDEXERS)
     informer._replace(list(vms), '1')
     lister = lister_mod.Lister(informer, None, cluster.accounting)
     cluster._running = cluster_mod._Running(
-        None, {(res.VM.plural, None): informer},
+        None, None, {(res.VM.plural, None): informer},
         {(res.VM.plural, None): lister})
     cluster._pid = os.getpid()
     return cluster

@@ -66,3 +66,17 @@ def test_api_exception_without_status_is_unavailable():
     exc = errors.from_exception(
         k8s_exceptions.ApiException(status=0, reason='SSLError'))
     assert isinstance(exc, errors.Unavailable)
+
+
+def test_too_large_resource_version():
+    cause = errors.from_response(504, status(
+        504, 'Timeout', 'Timeout: Too large resource version: 12, '
+        'current: 11', details={'retryAfterSeconds': 1, 'causes': [
+            {'reason': 'ResourceVersionTooLarge',
+             'message': 'Too large resource version'}]}))
+    old_server = errors.from_response(504, status(
+        504, 'Timeout', 'Too large resource version: 12, current: 11'))
+    plain = errors.from_response(504, status(504, 'Timeout', 'timed out'))
+    assert errors.too_large(cause) and errors.too_large(old_server)
+    assert not errors.too_large(plain)
+    assert not errors.too_large(errors.Gone('too large resource version'))

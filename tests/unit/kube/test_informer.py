@@ -10,10 +10,22 @@ def vm(name, rv, cores=1, **meta):
             'cores': cores}
 
 
-def make():
+class Queue:
+    """A dispatcher that only records what it is given."""
+
+    def __init__(self):
+        self.items = []
+
+    def put(self, handlers, kind, obj):
+        self.items.append((handlers, kind, obj['metadata']['name']))
+
+
+def make(handlers=()):
     inf = informer_mod.Informer(
-        None, resources.VM, 'ns',
+        None, resources.VM, Queue(), 'ns',
         indexers={'cores': lambda o: [str(o['cores'])]})
+    for fn in handlers:
+        inf.add_handler(fn)
     inf._replace([vm('a', 10), vm('b', 11)], '11')
     return inf
 
@@ -65,7 +77,27 @@ def test_relist_delivers_tombstones_and_settles_overlay():
     assert inf.get('ns', 'c') is not None
     inf._replace([vm('a', 10)], '50')
     assert inf.get('ns', 'c') is None and inf.get('ns', 'b') is None
-    queued = []
-    while not inf._queue.empty():
-        queued.append(inf._queue.get()[0])
+    queued = [kind for _, kind, _ in inf._dispatcher.items]
     assert queued.count('DELETED') == 1
+
+
+def test_handler_added_after_sync_gets_the_store_first():
+    early, late = object(), object()
+    inf = make([early])
+    assert inf._dispatcher.items == [((early,), 'ADDED', 'a'),
+                                     ((early,), 'ADDED', 'b')]
+    inf._dispatcher.items.clear()
+    inf.add_handler(late)
+    inf._event('MODIFIED', vm('a', 12, cores=2))
+    assert sorted(inf._dispatcher.items[:2]) == [
+        ((late,), 'ADDED', 'a'), ((late,), 'ADDED', 'b')]
+    assert inf._dispatcher.items[2:] == [((early, late), 'MODIFIED', 'a')]
+
+
+def test_handler_added_before_sync_gets_the_first_list():
+    inf = informer_mod.Informer(None, resources.VM, Queue(), 'ns')
+    fn = object()
+    inf.add_handler(fn)
+    assert inf._dispatcher.items == []
+    inf._replace([vm('a', 10)], '10')
+    assert inf._dispatcher.items == [((fn,), 'ADDED', 'a')]

@@ -131,6 +131,70 @@ def test_drop_refused_and_429_rewatch_without_relist():
     assert {c[1] for c in calls[2:]} == {'12'}
 
 
+def error_event(code, reason, message, **extra):
+    return {'type': 'ERROR', 'object': dict(
+        kind='Status', code=code, reason=reason, message=message, **extra)}
+
+
+def test_too_large_in_stream_relists_latest():
+    calls, seen = run([
+        page([], 11),
+        Stream([{'type': 'ADDED', 'object': obj('b', 12)},
+                error_event(504, 'Timeout', 'Timeout: Too large resource '
+                            'version: 12, current: 9', details={'causes': [
+                                {'reason': 'ResourceVersionTooLarge'}]})]),
+        page([obj('b', 8)], 9),
+        Stream(),
+    ])
+    assert calls[:4] == [('list', None, 500, None), ('watch', '11'),
+                         ('list', None, 500, None), ('watch', '9')]
+
+
+def test_too_large_list_falls_back_to_latest():
+    too_large = errors.ApiError(
+        'Timeout: Too large resource version: 12', status=504)
+    calls, _ = run([
+        page([], 11),
+        Stream([{'type': 'ADDED', 'object': obj('b', 12)},
+                error_event(503, 'ServiceUnavailable', 'try later')]),
+        too_large,
+        page([], 13),
+        Stream(),
+    ])
+    assert calls[:5] == [('list', None, 500, None), ('watch', '11'),
+                         ('list', '12', None, None),
+                         ('list', None, 500, None), ('watch', '13')]
+
+
+def test_internal_error_rewatches_other_errors_relist_at_last_rv():
+    calls, _ = run([
+        page([], 11),
+        Stream([error_event(500, 'InternalError', 'etcd hiccup')]),
+        Stream([{'type': 'ADDED', 'object': obj('b', 12)},
+                error_event(504, 'Timeout', 'timed out')]),
+        page([], 13),
+    ])
+    assert calls[:4] == [('list', None, 500, None), ('watch', '11'),
+                         ('watch', '11'), ('list', '12', None, None)]
+
+
+def test_counts_relists_watch_restarts_and_rv_age():
+    now = [100.0]
+    api = FakeApi([page([], 11), Stream([
+        {'type': 'BOOKMARK', 'object': obj('', 20)},
+        error_event(410, 'Expired', 'too old')]), page([], 21)])
+    r = reflector.Reflector(api, resources.VM, lambda *a: None,
+                            lambda *a: None, timings=TIMINGS,
+                            clock=lambda: now[0])
+    assert r.rv_age() is None
+    r.start()
+    assert api.done.wait(10)
+    r.stop()
+    now[0] += 7
+    assert (r.relists, r.watch_restarts) == (1, 1)
+    assert r.rv_age() == 7
+
+
 def test_forbidden_backs_off_and_relists():
     calls, _ = run([
         errors.Forbidden('no', status=403),

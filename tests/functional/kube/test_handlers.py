@@ -1,0 +1,54 @@
+"""VMI handlers: replay for late handlers, one shared dispatcher thread."""
+
+import threading
+
+from tests.functional.kube.conftest import our_threads
+from tests.functional.kube.conftest import wait_for
+
+
+def start(cluster, *names):
+    for name in names:
+        cluster.vm_subresource('default', name, 'start')
+    wait_for(lambda: all(cluster.get_vmi('default', n) for n in names))
+
+
+def test_handler_added_after_sync_gets_existing_vmis_first(sim, cluster):
+    start(cluster, 'vm-00001', 'vm-00002')
+    events = []
+    cluster.add_vmi_handler(lambda kind, vmi: events.append(
+        (kind, vmi['metadata']['name'], threading.current_thread().name)))
+    wait_for(lambda: len(events) >= 2)
+    assert sorted(events[:2]) == [
+        ('ADDED', 'vm-00001', 'dispatcher kube'),
+        ('ADDED', 'vm-00002', 'dispatcher kube')]
+    cluster.vm_subresource('default', 'vm-00001', 'stop')
+    wait_for(lambda: ('DELETED', 'vm-00001', 'dispatcher kube') in events)
+    # The replay came first; later events follow it, in watch order.
+    replayed = events.index(('DELETED', 'vm-00001', 'dispatcher kube'))
+    assert replayed >= 2
+    assert all(kind != 'ADDED' or name != 'vm-00001'
+               for kind, name, _ in events[2:])
+
+
+def test_handler_added_before_start_gets_the_first_list_once(
+        sim, cluster_factory):
+    warm = cluster_factory(sim)
+    start(warm, 'vm-00003')
+    cluster = cluster_factory(sim)
+    events = []
+    cluster.add_vmi_handler(lambda kind, vmi: events.append(
+        (kind, vmi['metadata']['name'])))
+    assert cluster.wait_for_sync(10)
+    wait_for(lambda: events)
+    assert events == [('ADDED', 'vm-00003')]
+
+
+def test_one_dispatcher_thread_per_cluster(sim_factory, cluster_factory):
+    sim = sim_factory(vms=6, namespaces=3)
+    cluster = cluster_factory(sim, datavolumes=True,
+                              namespaces=('ns-000', 'ns-001', 'ns-002'))
+    assert cluster.wait_for_sync(10)
+    names = sorted(t.name for t in our_threads())
+    assert names.count('dispatcher kube') == 1
+    assert len([n for n in names if n.startswith('reflector ')]) == 9
+    assert len(names) == 10

@@ -1,0 +1,54 @@
+"""The shared dispatcher: one thread, queue order, failing handlers."""
+
+import threading
+
+from sushy_kubevirt.kube import dispatcher as dispatcher_mod
+
+
+def test_one_thread_delivers_in_queue_order():
+    seen, done = [], threading.Event()
+
+    def record(kind, obj):
+        seen.append((threading.current_thread().name, kind, obj))
+        if obj == 'last':
+            done.set()
+
+    def broken(kind, obj):
+        raise RuntimeError('handler bug')
+
+    d = dispatcher_mod.Dispatcher('dispatcher test')
+    d.put((record, broken), 'ADDED', 'ns-a/x')
+    d.put((broken, record), 'ADDED', 'ns-b/y')
+    d.put((), 'ADDED', 'nobody')
+    d.put((record,), 'MODIFIED', 'ns-a/x')
+    d.put((record,), 'DELETED', 'last')
+    d.start()
+    assert done.wait(10)
+    d.stop()
+    assert not d._thread.is_alive()
+    assert seen == [('dispatcher test', 'ADDED', 'ns-a/x'),
+                    ('dispatcher test', 'ADDED', 'ns-b/y'),
+                    ('dispatcher test', 'MODIFIED', 'ns-a/x'),
+                    ('dispatcher test', 'DELETED', 'last')]
+
+
+def test_stop_drops_what_is_queued():
+    seen, entered, release = [], threading.Event(), threading.Event()
+
+    def slow(kind, obj):
+        seen.append(obj)
+        entered.set()
+        release.wait(10)
+
+    d = dispatcher_mod.Dispatcher()
+    d.start()
+    d.put((slow,), 'ADDED', 'first')
+    d.put((slow,), 'ADDED', 'second')
+    assert entered.wait(10)
+    stopper = threading.Thread(target=d.stop)
+    stopper.start()
+    assert d._stopped.wait(10)
+    release.set()
+    stopper.join(10)
+    assert not d._thread.is_alive()
+    assert seen == ['first']
