@@ -1,0 +1,87 @@
+"""Legacy discovery documents: /version, /api, /apis and resource lists.
+
+Built from the store's resource types and the registered action
+subresources (``sim.subresources``, keyed ``(group_version, plural,
+action)``). A group or version with nothing served gives None.
+"""
+
+VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch',
+         'update', 'watch']
+SUB_VERBS = ['get', 'patch', 'update']
+
+
+def version():
+    return {'major': '1', 'minor': '34', 'emulationMajor': '1',
+            'emulationMinor': '34', 'gitVersion': 'v1.34.0-sushy-sim',
+            'gitCommit': '0000000000000000000000000000000000000000',
+            'gitTreeState': 'clean', 'buildDate': '2026-01-01T00:00:00Z',
+            'goVersion': 'go1.24.0', 'compiler': 'gc',
+            'platform': 'linux/amd64'}
+
+
+def api_versions(host, port):
+    """``/api``: the core group's versions."""
+    return {'kind': 'APIVersions', 'versions': ['v1'],
+            'serverAddressByClientCIDRs': [{
+                'clientCIDR': '0.0.0.0/0',
+                'serverAddress': '%s:%d' % (host, port)}]}
+
+
+def group_list(store, subresources):
+    return {'kind': 'APIGroupList', 'apiVersion': 'v1',
+            'groups': [_group_doc(g, v) for g, v in
+                       sorted(_group_versions(store, subresources).items())]}
+
+
+def group(store, subresources, name):
+    versions = _group_versions(store, subresources).get(name)
+    if not versions:
+        return None
+    return dict(_group_doc(name, versions), kind='APIGroup',
+                apiVersion='v1')
+
+
+def resource_list(store, subresources, group, version):
+    gv = '%s/%s' % (group, version) if group else version
+    resources = []
+    for rt in sorted(store.resources(), key=lambda r: r.plural):
+        if rt.group != group or rt.version != version:
+            continue
+        entry = {'name': rt.plural, 'singularName': rt.singular,
+                 'namespaced': rt.namespaced, 'kind': rt.kind,
+                 'verbs': VERBS}
+        if rt.short_names:
+            entry['shortNames'] = list(rt.short_names)
+        resources.append(entry)
+        if rt.status_subresource:
+            resources.append({'name': rt.plural + '/status',
+                              'singularName': '',
+                              'namespaced': rt.namespaced,
+                              'kind': rt.kind, 'verbs': SUB_VERBS})
+    for key_gv, plural, action in sorted(subresources):
+        if key_gv == gv:
+            resources.append({'name': '%s/%s' % (plural, action),
+                              'singularName': '', 'namespaced': True,
+                              'kind': '', 'verbs': ['update']})
+    if not resources:
+        return None
+    return {'kind': 'APIResourceList', 'apiVersion': 'v1',
+            'groupVersion': gv, 'resources': resources}
+
+
+def _group_versions(store, subresources):
+    groups = {}
+    for rt in store.resources():
+        if rt.group:
+            groups.setdefault(rt.group, set()).add(rt.version)
+    for gv, _plural, _action in subresources:
+        group, _, version = gv.partition('/')
+        groups.setdefault(group, set()).add(version)
+    return groups
+
+
+def _group_doc(group, versions):
+    entries = [{'groupVersion': '%s/%s' % (group, v), 'version': v}
+               for v in sorted(versions)]
+    return {'name': group, 'versions': entries,
+            'preferredVersion': entries[0]}

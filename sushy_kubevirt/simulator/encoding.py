@@ -1,0 +1,52 @@
+"""Wire format: JSON request bodies in; compact JSON and watch lines out."""
+
+import json
+
+from sushy_kubevirt.simulator import status as st
+
+
+def compact(doc):
+    """Compact JSON text, as kube-apiserver writes it."""
+    return json.dumps(doc, separators=(',', ':'))
+
+
+class JsonCache:
+    """JSON text of stored (immutable) objects, cached per object."""
+
+    def __init__(self):
+        self._cache = {}
+
+    def dumps(self, obj):
+        meta = obj['metadata']
+        key = (obj.get('kind'), meta.get('namespace'), meta['name'])
+        cached = self._cache.get(key)
+        if cached is not None and cached[0] is obj:
+            return cached[1]
+        text = compact(obj)
+        self._cache[key] = (obj, text)
+        return text
+
+
+def json_body(body):
+    """The JSON object in a request body; 400 if it is not one."""
+    try:
+        obj = json.loads(body or b'{}')
+    except ValueError as exc:
+        raise st.bad_request('the object provided is unrecognized or '
+                             'malformed: %s' % exc)
+    if not isinstance(obj, dict):
+        raise st.bad_request('the object provided is unrecognized or '
+                             'malformed')
+    return obj
+
+
+def event_line(etype, obj, text=None):
+    """One NDJSON watch event; ``text`` is ``obj``'s JSON if known."""
+    if text is None:
+        text = compact(obj)
+    return ('{"type":"%s","object":%s}\n' % (etype, text)).encode()
+
+
+def chunked(data):
+    """``data`` as one HTTP/1.1 chunk."""
+    return b'%x\r\n%s\r\n' % (len(data), data)

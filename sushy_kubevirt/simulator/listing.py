@@ -1,0 +1,90 @@
+"""List: resourceVersion semantics, selectors and limit/continue paging."""
+
+import base64
+import json
+
+from sushy_kubevirt.simulator import encoding
+from sushy_kubevirt.simulator import options
+from sushy_kubevirt.simulator import selectors
+from sushy_kubevirt.simulator import status as st
+
+INCONSISTENT_CONTINUE = (
+    'The provided continue parameter is too old to display a consistent '
+    'list result. You can start a new list without the continue '
+    'parameter, or use the continue token in this response to retrieve '
+    'the remainder of the results. Continuing with the provided token '
+    'results in an inconsistent list - objects that were created, '
+    'modified, or deleted between the time the first chunk was returned '
+    'and now may show up in the list.')
+
+
+def list_objects(api, req):
+    """Return the list body as JSON text (items serialised once)."""
+    q = req.query
+    rt = req.rt
+    store = api.store
+    options.check_list(q)
+    match = selectors.matcher(q.get('labelSelector'),
+                              q.get('fieldSelector'), rt)
+    rv = q.get('resourceVersion', '')
+    rv_match = q.get('resourceVersionMatch', '')
+    limit = options.int_param(q, 'limit')
+    token = q.get('continue')
+    start = None
+    if token:
+        at_rv, start = _decode_continue(token)
+        if at_rv < store.compacted_resource_version:
+            raise st.ApiError(
+                410, 'Expired', INCONSISTENT_CONTINUE,
+                metadata={'continue': _encode_continue(
+                    store.resource_version, start)})
+        items, list_rv = store.snapshot(rt, req.namespace, at_rv)
+    elif rv_match == 'Exact' or (rv not in ('', '0') and limit and
+                                 not rv_match):
+        items, list_rv = store.snapshot(rt, req.namespace,
+                                        options.parse_rv(rv))
+    else:
+        if rv not in ('', '0'):
+            wanted = options.parse_rv(rv)
+            if not store.wait_for_rv(wanted, api.sim.too_large_wait):
+                raise st.too_large_resource_version(
+                    wanted, store.resource_version)
+        items, list_rv = store.snapshot(rt, req.namespace)
+        if rv == '0':
+            limit = 0
+    if start is not None:
+        items = [o for o in items if _key(o) > start]
+    if match is not None:
+        items = [o for o in items if match(o)]
+    meta = {'resourceVersion': str(list_rv)}
+    if limit and len(items) > limit:
+        meta['continue'] = _encode_continue(list_rv, _key(items[limit - 1]))
+        if match is None:
+            meta['remainingItemCount'] = len(items) - limit
+        items = items[:limit]
+    head = encoding.compact({'apiVersion': rt.api_version,
+                             'kind': rt.kind + 'List', 'metadata': meta})
+    return ''.join((head[:-1], ',"items":[',
+                    ','.join(api.json_cache.dumps(o) for o in items), ']}'))
+
+
+def _key(obj):
+    """The store's order: (namespace, name)."""
+    return obj['metadata'].get('namespace') or '', obj['metadata']['name']
+
+
+def _encode_continue(rv, key):
+    doc = {'v': 'meta.k8s.io/v1', 'rv': rv,
+           'start': '%s/%s\x00' % key}
+    return base64.urlsafe_b64encode(json.dumps(doc).encode()).decode()
+
+
+def _decode_continue(token):
+    try:
+        doc = json.loads(base64.urlsafe_b64decode(token.encode()))
+        namespace, _, name = doc['start'].rstrip('\x00').partition('/')
+        return int(doc['rv']), (namespace, name)
+    except (ValueError, KeyError, TypeError, AttributeError):
+        raise st.bad_request('invalid continue token: continue key is not '
+                             'valid: incorrect encoded start '
+                             'resourceVersion (version meta.k8s.io/v1)')

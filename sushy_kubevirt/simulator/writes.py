@@ -1,0 +1,187 @@
+"""Writes: create, update, patch, delete and deletecollection.
+
+Each validates the request like kube-apiserver, runs admission (secrets'
+``stringData`` folding, then ``sim.admission`` functions) on main-resource
+writes, and commits through the store.
+"""
+
+import base64
+
+from sushy_kubevirt.simulator import encoding
+from sushy_kubevirt.simulator import patch as patching
+from sushy_kubevirt.simulator import selectors
+from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import store as storemod
+
+
+def create(api, req, obj, headers):
+    rt = req.rt
+    _check_kind(rt, obj)
+    meta = obj.setdefault('metadata', {})
+    if rt.namespaced:
+        if meta.get('namespace') and meta['namespace'] != req.namespace:
+            raise _namespace_mismatch()
+        meta['namespace'] = req.namespace
+    if req.namespace is None and rt.namespaced:
+        raise st.method_not_supported(rt, 'create')
+    _check_namespace(api.store, req)
+    if rt.status_subresource:
+        obj.pop('status', None)
+    for field in ('uid', 'resourceVersion', 'creationTimestamp',
+                  'deletionTimestamp', 'generation', 'managedFields'):
+        meta.pop(field, None)
+    obj['apiVersion'], obj['kind'] = rt.api_version, rt.kind
+    _admit(api, req, 'CREATE', obj, None)
+    return api.store.create(rt, obj, manager=_manager(req, headers))
+
+
+def update(api, req, obj, headers):
+    rt = req.rt
+    _check_kind(rt, obj)
+    meta = obj.setdefault('metadata', {})
+    if meta.get('name') != req.name:
+        raise st.bad_request(
+            'the name of the object (%s) does not match the name on '
+            'the URL (%s)' % (meta.get('name'), req.name))
+    if rt.namespaced:
+        if meta.get('namespace', req.namespace) != req.namespace:
+            raise _namespace_mismatch()
+        meta['namespace'] = req.namespace
+    if not meta.get('resourceVersion'):
+        raise st.invalid(rt, req.name, [st.invalid_value(
+            'metadata.resourceVersion', '0x0',
+            'must be specified for an update')])
+
+    def build(current):
+        if meta['resourceVersion'] != current['metadata']['resourceVersion']:
+            raise st.conflict(rt, req.name)
+        return obj
+    return api.store.mutate(rt, req.namespace, req.name,
+                            _replace_with(api, req, build),
+                            subresource=req.subresource,
+                            manager=_manager(req, headers))
+
+
+def patch(api, req, body, headers):
+    """Return ``(code, object)``: 201 when an apply patch creates."""
+    ctype = headers.get('Content-Type', '')
+    manager = req.query.get('fieldManager')
+    media = ctype.split(';')[0].strip()
+    if media not in patching.ACCEPTED:
+        raise st.unsupported_media_type(patching.ACCEPTED)
+    if media == patching.APPLY_PATCH and not manager:
+        patching.apply_patch({}, body, manager)  # raises: manager required
+
+    def build(current):
+        new = patching.apply(ctype, current, body, manager)
+        if not isinstance(new, dict):
+            raise st.bad_request('patched object is not an object')
+        new.setdefault('metadata', {})['name'] = req.name
+        return new
+    try:
+        return 200, api.store.mutate(
+            req.rt, req.namespace, req.name, _replace_with(api, req, build),
+            subresource=req.subresource,
+            manager=manager or _manager(req, headers))
+    except st.ApiError as exc:
+        if exc.code != 404 or media != patching.APPLY_PATCH or \
+                req.subresource or exc.details.get('name') != req.name:
+            raise
+    obj = patching.apply_patch({}, body, manager)
+    obj.setdefault('metadata', {})['name'] = req.name
+    return 201, create(api, req, obj, headers)
+
+
+def delete(api, req, body):
+    options = encoding.json_body(body) if body else {}
+    pre = options.get('preconditions') or {}
+    obj = api.store.delete(req.rt, req.namespace, req.name,
+                           uid=pre.get('uid'),
+                           resource_version=pre.get('resourceVersion'))
+    if obj['metadata'].get('finalizers'):
+        return obj
+    details = {'name': obj['metadata']['name'], 'group': req.rt.group,
+               'kind': req.rt.plural, 'uid': obj['metadata'].get('uid')}
+    return _success(details={k: v for k, v in details.items() if v})
+
+
+def delete_collection(api, req):
+    match = selectors.matcher(req.query.get('labelSelector'),
+                              req.query.get('fieldSelector'), req.rt)
+    items, _rv = api.store.snapshot(req.rt, req.namespace)
+    for obj in items:
+        if match is None or match(obj):
+            try:
+                api.store.delete(req.rt, obj['metadata'].get('namespace'),
+                                 obj['metadata']['name'])
+            except st.ApiError as exc:
+                if exc.code != 404:
+                    raise
+    return _success()
+
+
+def _success(**fields):
+    return dict({'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
+                 'status': 'Success'}, **fields)
+
+
+def _replace_with(api, req, build):
+    """A ``store.mutate`` function: the object becomes ``build(current)``.
+
+    Admission sees the new object and the old one (main resource only).
+    """
+    def replace(current):
+        old = storemod.clone(current)
+        new = build(current)
+        current.clear()
+        current.update(new)
+        if req.subresource is None:
+            _admit(api, req, 'UPDATE', current, old)
+    return replace
+
+
+def _manager(req, headers):
+    """``fieldManager``, else the User-Agent's product (as kube does)."""
+    manager = req.query.get('fieldManager')
+    if manager:
+        return manager
+    agent = headers.get('User-Agent') or 'unknown'
+    return agent.split('/')[0]
+
+
+def _admit(api, req, operation, new, old):
+    if req.rt.key == '/secrets' and 'stringData' in new:
+        data = new.setdefault('data', {})
+        for key, value in (new.pop('stringData') or {}).items():
+            data[key] = base64.b64encode(value.encode()).decode()
+    for fn in api.sim.admission.get(req.rt.key, ()):
+        fn(operation, new, old, req.user)
+
+
+def _check_namespace(store, req):
+    """404 when a namespaced object's namespace does not exist."""
+    if not req.rt.namespaced:
+        return
+    try:
+        ns_rt = store.resource('', 'namespaces')
+    except KeyError:
+        return
+    if store.get_ref(ns_rt, None, req.namespace) is None:
+        raise st.not_found(ns_rt, req.namespace)
+
+
+def _check_kind(rt, obj):
+    kind, api_version = obj.get('kind'), obj.get('apiVersion')
+    if (kind and kind != rt.kind) or (api_version and
+                                      api_version != rt.api_version):
+        raise st.bad_request(
+            'the API version in the data (%s) does not match the expected '
+            'API version (%s)' % (api_version, rt.api_version)
+            if api_version != rt.api_version else
+            '%s in version "%s" cannot be handled as a %s: the kind does '
+            'not match' % (kind, rt.version, rt.kind))
+
+
+def _namespace_mismatch():
+    return st.bad_request('the namespace of the provided object does not '
+                          'match the namespace sent on the request')
