@@ -2,23 +2,21 @@
 
 ``Simulator`` owns the store, the HTTP API server, fault injection, the
 request log and the authorizer; ``kubevirt``, ``cdi`` and ``objects``
-(when present) install controllers, subresources and seed objects.
+install controllers and subresources and seed objects.
 """
 
-import importlib
-import importlib.util
-import logging
 import threading
 import time
 
 from sushy_kubevirt.simulator import apiserver
 from sushy_kubevirt.simulator import auth
+from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import kubeconfig
+from sushy_kubevirt.simulator import kubevirt
+from sushy_kubevirt.simulator import objects
 from sushy_kubevirt.simulator import requestlog
 from sushy_kubevirt.simulator import store as storemod
-
-LOG = logging.getLogger(__name__)
 
 ResourceType = storemod.ResourceType
 
@@ -122,15 +120,9 @@ class Simulator:
         return self
 
     def _install(self):
-        for name in ('kubevirt', 'cdi'):
-            module = _optional('sushy_kubevirt.simulator.' + name)
-            if module is not None:
-                self.components[name] = module.install(self)
-        objects = _optional('sushy_kubevirt.simulator.objects')
-        if objects is not None:
-            objects.seed(self, self.vms, self.namespaces)
-        elif self.vms:
-            LOG.warning('simulator objects module missing: no VMs seeded')
+        self.components['kubevirt'] = kubevirt.install(self)
+        self.components['cdi'] = cdi.install(self)
+        objects.seed(self, self.vms, self.namespaces)
 
     def stop(self):
         """Close every watch and socket and stop controllers."""
@@ -142,9 +134,7 @@ class Simulator:
         if reopen is not None:
             reopen.cancel()
         for component in self.components.values():
-            stop = getattr(component, 'stop', None)
-            if stop is not None:
-                stop()
+            component.stop()
         self.components = {}
         self._api.stop()
 
@@ -197,16 +187,3 @@ class Simulator:
 
     def __exit__(self, *exc):
         self.stop()
-
-
-def _optional(name):
-    """Import a sibling module if it exists (it may not be written yet)."""
-    if importlib.util.find_spec(name) is None:
-        LOG.warning('simulator component %s not present; skipped', name)
-        return None
-    try:
-        return importlib.import_module(name)
-    except ImportError as exc:
-        LOG.warning('simulator component %s not importable (%s); skipped',
-                    name, exc)
-        return None

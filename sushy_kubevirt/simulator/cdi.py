@@ -1,15 +1,14 @@
-"""CDI DataVolumes (import from HTTP, blank) and ownerReference GC.
+"""CDI DataVolumes (import from HTTP, blank).
 
 The DataVolume controller keeps a PVC of the same name (owned by the
 DataVolume) and walks ``status.phase`` through WaitForFirstConsumer,
 ImportScheduled, ImportInProgress and Succeeded or Failed.  HTTP imports
 really fetch the URL (with the Secret's credentials and the ConfigMap's CA
-certificates) on an importer thread.  The garbage collector deletes objects
-whose owner (by uid) was deleted.
+certificates) on an importer thread.  ``install`` also starts the
+ownerReference garbage collector (``garbagecollector``).
 """
 
 import base64
-import datetime
 import logging
 import re
 import ssl
@@ -18,6 +17,7 @@ import urllib.error
 import urllib.request
 
 from sushy_kubevirt.simulator import clock as sim_clock
+from sushy_kubevirt.simulator import garbagecollector
 from sushy_kubevirt.simulator import status as sim_status
 from sushy_kubevirt.simulator import store as sim_store
 
@@ -40,13 +40,8 @@ _SUFFIXES = {'': 1, 'k': 10 ** 3, 'M': 10 ** 6, 'G': 10 ** 9,
              'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'm': 0.001}
 
 
-class ImportError_(Exception):
+class ImportFailed(Exception):
     """The importer failed; the message is what CDI reports."""
-
-
-def now():
-    return datetime.datetime.now(datetime.timezone.utc).strftime(
-        '%Y-%m-%dT%H:%M:%SZ')
 
 
 def parse_quantity(text):
@@ -92,7 +87,7 @@ def storage_spec(dv):
 
 
 def _condition(ctype, value, reason='', message=''):
-    stamp = now()
+    stamp = sim_store.now_iso()
     return {'type': ctype, 'status': value, 'reason': reason,
             'message': message, 'lastTransitionTime': stamp,
             'lastHeartbeatTime': stamp}
@@ -176,56 +171,15 @@ def adopt(store, dv, owner):
                      'ownerReferences', [owner_ref(owner)]))
 
 
-class OwnerGC:
-    """Background-propagation garbage collection by ownerReferences."""
-
-    def __init__(self, store, scheduler):
-        self._store = store
-        self._scheduler = scheduler
-        self._lock = threading.Lock()
-        self._dependents = {}   # owner uid -> {(rt, ns, name)}
-        self._owners = {}       # (rt.key, ns, name) -> (rt, owner uids)
-
-    def on_event(self, event, rt, obj, old):
-        meta = obj.get('metadata') or {}
-        key = (rt.key, meta.get('namespace'), meta.get('name'))
-        ref = (rt, meta.get('namespace'), meta.get('name'))
-        uids = () if event == 'DELETED' else tuple(
-            r.get('uid') for r in meta.get('ownerReferences') or ())
-        with self._lock:
-            _rt, previous = self._owners.pop(key, (None, ()))
-            for uid in previous:
-                self._dependents.get(uid, set()).discard(ref)
-            if uids:
-                self._owners[key] = (rt, uids)
-                for uid in uids:
-                    self._dependents.setdefault(uid, set()).add(ref)
-            orphans = (self._dependents.pop(meta.get('uid'), set())
-                       if event == 'DELETED' else ())
-        for dep in orphans:
-            self._scheduler.call_later(
-                0, lambda dep=dep: self._delete(*dep),
-                key=('gc', dep[0].key) + dep[1:])
-
-    def _delete(self, rt, namespace, name):
-        try:
-            self._store.delete(rt, namespace, name)
-        except sim_status.ApiError as exc:
-            if exc.code != 404:
-                raise
-
-
 class DataVolumeController:
     """Reconciles DataVolumes and runs their importers."""
 
     def __init__(self, sim):
         self.sim = sim
         self.store = sim.store
-        self.delays = sim_clock.stage_delays(
-            DEFAULT_DELAYS, getattr(sim, 'stage_delays', None))
-        self.clock = sim_clock.Clock(getattr(sim, 'time_scale', 1.0))
-        self.scheduler = sim_clock.Scheduler(self.clock, 'sim-cdi')
-        self.gc = OwnerGC(self.store, self.scheduler)
+        self.delays, self.scheduler = sim_clock.for_controller(
+            sim, DEFAULT_DELAYS, 'sim-cdi')
+        self.gc = garbagecollector.OwnerGC(self.store, self.scheduler)
         self._stop = threading.Event()
         self._imports = {}
         self._lock = threading.Lock()
@@ -357,13 +311,10 @@ class DataVolumeController:
             status['claimName'] = obj['metadata']['name']
             status.update(fields)
             set_conditions(status, *conditions)
-        try:
-            return self.store.mutate(DV_RT, dv['metadata']['namespace'],
-                                     dv['metadata']['name'], change,
-                                     subresource='status')
-        except sim_status.ApiError as exc:
-            if exc.code != 404:
-                raise
+        with sim_status.ignoring(404):
+            self.store.mutate(DV_RT, dv['metadata']['namespace'],
+                              dv['metadata']['name'], change,
+                              subresource='status')
 
     # importer -----------------------------------------------------------
 
@@ -386,7 +337,7 @@ class DataVolumeController:
                 self.set_status(dv, 'ImportScheduled', [_condition(
                     'Running', 'False', 'Unsupported',
                     'source not modelled by the simulator')])
-        except ImportError_ as exc:
+        except ImportFailed as exc:
             self.set_status(dv, 'Failed', [
                 _condition('Ready', 'False'),
                 _condition('Running', 'False', 'Error', str(exc))])
@@ -420,7 +371,7 @@ class DataVolumeController:
         obj = self.store.try_get(self.store.resource('', plural), namespace,
                                  name)
         if obj is None:
-            raise ImportError_('%s "%s" not found' % (plural[:-1], name))
+            raise ImportFailed('%s "%s" not found' % (plural[:-1], name))
         return obj.get('data') or {}
 
     def _fetch(self, dv, http):
@@ -434,12 +385,12 @@ class DataVolumeController:
             response = urllib.request.urlopen(request, timeout=10,
                                               context=context)
         except urllib.error.HTTPError as exc:
-            raise ImportError_(
+            raise ImportFailed(
                 'Unable to connect to http data source: expected status '
                 'code 200, got %d. Status: %d %s'
                 % (exc.code, exc.code, exc.reason))
         except (urllib.error.URLError, OSError, ValueError) as exc:
-            raise ImportError_('Unable to connect to http data source: %s'
+            raise ImportFailed('Unable to connect to http data source: %s'
                                % getattr(exc, 'reason', exc))
         with response:
             total = int(response.headers.get('Content-Length') or 0)
@@ -456,7 +407,7 @@ class DataVolumeController:
                 if available is not None and done > available:
                     break
         if available is not None and done > available:
-            raise ImportError_(
+            raise ImportFailed(
                 'Virtual image size %d is larger than the reported available '
                 'storage %d. A larger PVC is required.'
                 % (max(done, total), available))
@@ -471,7 +422,8 @@ class DataVolumeController:
                 _condition('Ready', 'False', 'TransferRunning'),
                 _condition('Running', 'True', 'Pod is running')],
                 progress='%.2f%%' % (100.0 * step / steps))
-            if self._stop.wait(self.clock.real_seconds(duration / steps)):
+            pause = self.scheduler.clock.real_seconds(duration / steps)
+            if self._stop.wait(pause):
                 return
         name = dv['metadata']['name']
 
@@ -480,12 +432,9 @@ class DataVolumeController:
             if (obj['metadata']['uid'] == dv['metadata']['uid']
                     and status.get('phase') not in FINAL):
                 succeeded_status(status, name)
-        try:
+        with sim_status.ignoring(404):
             self.store.mutate(DV_RT, dv['metadata']['namespace'], name, done,
                               subresource='status')
-        except sim_status.ApiError as exc:
-            if exc.code != 404:
-                raise
 
 
 def install(sim):

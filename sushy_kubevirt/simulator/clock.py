@@ -30,6 +30,16 @@ def stage_delays(defaults, overrides):
     return delays
 
 
+def for_controller(sim, defaults, name):
+    """``(delays, scheduler)`` for a controller of ``sim``.
+
+    ``delays`` are ``defaults`` updated from ``sim.stage_delays``; the
+    scheduler runs on a clock scaled by ``sim.time_scale``.
+    """
+    return (stage_delays(defaults, sim.stage_delays),
+            Scheduler(Clock(sim.time_scale), name))
+
+
 class Clock:
     """Monotonic simulated time."""
 

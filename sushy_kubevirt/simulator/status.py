@@ -1,5 +1,6 @@
 """Kubernetes ``Status`` errors with kube-apiserver's reasons and messages."""
 
+import contextlib
 import json
 
 
@@ -35,6 +36,16 @@ class ApiError(Exception):
         if self.plain_text:
             return self.message.encode(), 'text/plain; charset=utf-8'
         return json.dumps(self.to_status()).encode(), 'application/json'
+
+
+@contextlib.contextmanager
+def ignoring(*codes):
+    """Swallow ApiErrors with these codes (a controller's benign race)."""
+    try:
+        yield
+    except ApiError as exc:
+        if exc.code not in codes:
+            raise
 
 
 def qualified_resource(rt):
