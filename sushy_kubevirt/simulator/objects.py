@@ -3,6 +3,7 @@
 from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import kubevirt
+from sushy_kubevirt.simulator.kubevirt import vmstatus
 
 
 def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
@@ -90,7 +91,7 @@ def seed(sim, vms, namespaces):
         ns = names[i % len(names)]
         body = make_vm('vm-%05d' % i, ns,
                        labels={'redfish-enabled': 'true'})
-        kubevirt.stopped_status(body)
+        vmstatus.stopped_status(body)
         # Volumes first, so the VM controller finds them and creates none.
         dvs = [cdi.create_settled(store, ns, template)
                for template in body['spec'].get('dataVolumeTemplates', ())]

@@ -1,0 +1,57 @@
+"""VM/VMI ``status.conditions``: lookups and in-place edits."""
+
+from sushy_kubevirt.simulator import store as sim_store
+
+
+def condition(obj, ctype):
+    for cond in (obj or {}).get('status', {}).get('conditions') or ():
+        if cond.get('type') == ctype:
+            return cond
+    return None
+
+
+def has_true(obj, ctype):
+    cond = condition(obj, ctype)
+    return bool(cond and cond.get('status') == 'True')
+
+
+def make(ctype, value, reason='', message=''):
+    cond = {'type': ctype, 'status': value, 'lastProbeTime': None,
+            'lastTransitionTime': sim_store.now_iso()}
+    if reason:
+        cond['reason'] = reason
+    if message:
+        cond['message'] = message
+    return cond
+
+
+def put(status, cond):
+    """Add or replace a condition, keeping it untouched if unchanged."""
+    conds = status.setdefault('conditions', [])
+    for idx, old in enumerate(conds):
+        if old.get('type') == cond['type']:
+            if all(old.get(k) == cond.get(k)
+                   for k in ('status', 'reason', 'message')):
+                return
+            conds[idx] = cond
+            return
+    conds.append(cond)
+
+
+def drop(status, ctype):
+    status['conditions'] = [c for c in status.get('conditions') or ()
+                            if c.get('type') != ctype]
+
+
+def agent_connected():
+    """AgentConnected as virt-handler sets it (probe time, no reason)."""
+    return {'type': 'AgentConnected', 'status': 'True',
+            'lastProbeTime': sim_store.now_iso(), 'lastTransitionTime': None}
+
+
+def paused():
+    return make('Paused', 'True', 'PausedByUser', 'VMI was paused by user')
+
+
+def vmi_not_exists():
+    return make('Ready', 'False', 'VMINotExists', 'VMI does not exist')

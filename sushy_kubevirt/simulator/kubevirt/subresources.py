@@ -1,0 +1,224 @@
+"""virt-api actions: VM start/stop/restart, VMI pause/unpause/softreboot.
+
+Bodies, ``dryRun``, 4xx cases and messages follow virt-api. VM actions
+record ``status.stateChangeRequests`` (or flip the run strategy) for the
+VM controller and answer 202; VMI actions change the VMI at once.
+"""
+
+import copy
+
+from sushy_kubevirt.simulator.kubevirt import conditions
+from sushy_kubevirt.simulator.kubevirt import model as m
+from sushy_kubevirt.simulator import status as sim_status
+
+ACCEPTED = (202, None)
+VM = 'virtualmachine'
+VMI = 'virtualmachineinstance'
+
+
+class Subresources:
+    """The handlers ``sim.register_subresource`` serves."""
+
+    def __init__(self, store, vmis):
+        self.store = store
+        self.vmis = vmis  # vmi.VMILifecycle
+
+    def register(self, sim):
+        for action in ('start', 'stop', 'restart'):
+            sim.register_subresource(m.SUBRESOURCES, 'virtualmachines',
+                                     action, getattr(self, 'vm_' + action))
+        for action in ('pause', 'unpause', 'softreboot'):
+            sim.register_subresource(m.SUBRESOURCES,
+                                     'virtualmachineinstances', action,
+                                     getattr(self, 'vmi_' + action))
+
+    # virtualmachines ----------------------------------------------------
+
+    def vm_start(self, ns, name, body, user):
+        body, dry = _options(body)
+        vm = self._get(m.VM_RT, VM, ns, name)
+        vmi = self.store.try_get(m.VMI_RT, ns, name)
+        if vmi is not None and m.phase_of(vmi) not in m.FINAL + ('Unknown',
+                                                                 ''):
+            raise conflict(VM, name, 'VM is already running')
+        paused = bool(body.get('paused'))
+        start = {'action': 'Start'}
+        if paused:
+            start['data'] = {'paused': 'true'}
+        strategy = m.run_strategy(vm)
+        if strategy == 'Halted':
+            if paused:
+                self._request(vm, [start], dry)
+            elif not dry:
+                self.store.mutate(m.VM_RT, ns, name, m.set_running)
+        elif strategy in ('RerunOnFailure', 'Manual'):
+            phase = m.phase_of(vmi) if vmi else None
+            if strategy == 'RerunOnFailure' and phase == 'Failed':
+                raise conflict(VM, name, 'RerunOnFailure does not support '
+                               'starting VM from failed state')
+            if (strategy == 'RerunOnFailure' and phase == 'Succeeded') or (
+                    strategy == 'Manual' and phase in m.FINAL):
+                changes = [_stop(vmi), start]
+            else:
+                changes = [start]
+            self._request(vm, changes, dry)
+        else:
+            raise conflict(VM, name, '%s does not support manual start '
+                           'requests' % strategy)
+        return ACCEPTED
+
+    def vm_stop(self, ns, name, body, user):
+        body, dry = _options(body, ints=('gracePeriod',))
+        grace = body.get('gracePeriod')
+        vm = self._get(m.VM_RT, VM, ns, name)
+        strategy = m.run_strategy(vm)
+        vmi = self.store.try_get(m.VMI_RT, ns, name)
+        live = vmi is not None and not m.is_final(vmi)
+        old_grace = (vmi or {}).get('spec', {}).get(
+            'terminationGracePeriodSeconds')
+        if live and grace is not None and not dry:
+            self.vmis.mutate(vmi, lambda o: o['spec'].__setitem__(
+                'terminationGracePeriodSeconds', grace))
+        if strategy in ('Halted', 'Manual'):
+            if not live:
+                raise conflict(VM, name, 'VM is not running')
+            if strategy == 'Halted' and (grace is None or (
+                    old_grace is not None and grace >= old_grace)):
+                raise conflict(VM, name, 'Halted only supports manual stop '
+                               'requests with a shorter graceperiod')
+            self._request(vm, [_stop(vmi)], dry)
+        elif not dry:
+            self.store.mutate(m.VM_RT, ns, name, m.set_halted)
+        return ACCEPTED
+
+    def vm_restart(self, ns, name, body, user):
+        body, dry = _options(body, ints=('gracePeriodSeconds',))
+        grace = body.get('gracePeriodSeconds')
+        if grace is not None and grace > 0:
+            raise sim_status.bad_request('For force restart, only '
+                                         'gracePeriod=0 is supported for now')
+        if grace is not None and grace < 0:
+            raise sim_status.bad_request('gracePeriod has to be greater or '
+                                         'equal to 0')
+        vm = self._get(m.VM_RT, VM, ns, name)
+        strategy = m.run_strategy(vm)
+        if strategy in ('Halted', 'Once'):
+            raise conflict(VM, name, 'RunStategy %s does not support manual '
+                           'restart requests' % strategy)
+        vmi = self.store.try_get(m.VMI_RT, ns, name)
+        if vmi is None:
+            raise conflict(VM, name, 'VM is not running: Halted')
+        self._request(vm, [_stop(vmi), {'action': 'Start'}], dry)
+        if grace == 0 and not dry and m.phase_of(vmi) in ('Scheduled',
+                                                          'Running'):
+            # virt-api deletes the virt-launcher pod: the VMI fails at once.
+            self.vmis.enter(vmi, 'Failed')
+        return ACCEPTED
+
+    def _request(self, vm, changes, dry):
+        """virt-api's getChangeRequestJson applied atomically."""
+        only_stop = len(changes) == 1 and changes[0]['action'] == 'Stop'
+
+        def change(obj):
+            status = obj.setdefault('status', {})
+            if status.get('stateChangeRequests') and not only_stop:
+                raise sim_status.internal('unable to complete request: '
+                                          'stop/start already underway')
+            status['stateChangeRequests'] = changes
+            status.pop('startFailure', None)
+        if dry:
+            change(copy.deepcopy(vm))
+            return
+        self.store.mutate(m.VM_RT, vm['metadata']['namespace'],
+                          vm['metadata']['name'], change,
+                          subresource='status')
+
+    # virtualmachineinstances --------------------------------------------
+
+    def vmi_pause(self, ns, name, body, user):
+        _body, dry = _options(body)
+        vmi = self._running_vmi(ns, name)
+        if vmi['spec'].get('livenessProbe') is not None:
+            raise sim_status.ApiError(
+                403, 'Forbidden', '%s.%s "%s" is forbidden: Pausing VMIs '
+                'with LivenessProbe is currently not supported'
+                % (VMI, m.GROUP, name), details=_details(VMI, name))
+        if conditions.condition(vmi, 'Paused') is not None:
+            raise conflict(VMI, name, 'VMI is already paused')
+        if not dry:
+            self.vmis.set_status(vmi, lambda status: conditions.put(
+                status, conditions.paused()))
+
+    def vmi_unpause(self, ns, name, body, user):
+        _body, dry = _options(body)
+        vmi = self._get(m.VMI_RT, VMI, ns, name)
+        if (m.phase_of(vmi) != 'Running'
+                or conditions.condition(vmi, 'Paused') is None):
+            raise conflict(VMI, name, 'VMI is not paused')
+        if not dry:
+            self.vmis.set_status(vmi, lambda status: conditions.drop(
+                status, 'Paused'))
+
+    def vmi_softreboot(self, ns, name, body, user):
+        vmi = self._running_vmi(ns, name)
+        if conditions.has_true(vmi, 'Paused'):
+            raise conflict(VMI, name, 'VMI is paused')
+        domain = vmi['spec'].get('domain') or {}
+        acpi = ((domain.get('features') or {}).get('acpi') or {}).get(
+            'enabled')
+        if conditions.condition(vmi, 'AgentConnected') is None and \
+                acpi is False:
+            raise conflict(VMI, name, 'VMI neither have the agent connected '
+                           'nor the ACPI feature enabled')
+        if domain.get('rebootPolicy') == 'Terminate':
+            # The guest reboots and the VMI ends; the VM controller acts.
+            self.vmis.enter(vmi, 'Succeeded')
+        else:
+            self.vmis.reboot_guest(vmi)
+
+    def _running_vmi(self, ns, name):
+        vmi = self._get(m.VMI_RT, VMI, ns, name)
+        if m.phase_of(vmi) != 'Running':
+            raise conflict(VMI, name, 'VM is not running')
+        return vmi
+
+    def _get(self, rt, resource, ns, name):
+        obj = self.store.try_get(rt, ns, name)
+        if obj is None:
+            raise sim_status.ApiError(
+                404, 'NotFound', '%s.%s "%s" not found'
+                % (resource, m.GROUP, name), details=_details(resource, name))
+        return obj
+
+
+def conflict(resource, name, message):
+    """virt-api's 409 (singular resource: ``virtualmachine.kubevirt.io``)."""
+    return sim_status.ApiError(
+        409, 'Conflict', 'Operation cannot be fulfilled on %s.%s "%s": %s'
+        % (resource, m.GROUP, name, message),
+        details=_details(resource, name))
+
+
+def _details(resource, name):
+    return {'name': name, 'group': m.GROUP, 'kind': resource}
+
+
+def _stop(vmi):
+    return {'action': 'Stop', 'uid': vmi['metadata']['uid']}
+
+
+def _options(body, ints=()):
+    """``(body, dry_run)``; 400 for a non-object or a non-integer field."""
+    body = body or {}
+    if not isinstance(body, dict):
+        raise sim_status.bad_request('Can not unmarshal Request body to '
+                                     'struct, error: expected an object')
+    for key in ints:
+        value = body.get(key)
+        if value is not None and (not isinstance(value, int)
+                                  or isinstance(value, bool)):
+            raise sim_status.bad_request(
+                'Can not unmarshal Request body to struct, error: '
+                'json: cannot unmarshal %s into Go struct field .%s of '
+                'type int64' % (type(value).__name__, key))
+    return body, body.get('dryRun') == ['All']

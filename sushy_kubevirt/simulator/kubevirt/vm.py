@@ -1,0 +1,163 @@
+"""virt-controller's VM controller.
+
+Creates the VM's template DataVolumes, creates and deletes its VMI as the
+run strategy and ``status.stateChangeRequests`` say, and writes the VM
+status (``vmstatus.compute_status``).
+"""
+
+import copy
+
+from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator.kubevirt import conditions
+from sushy_kubevirt.simulator.kubevirt import model as m
+from sushy_kubevirt.simulator.kubevirt import vmstatus
+from sushy_kubevirt.simulator import status as sim_status
+
+FINALIZERS = ['kubevirt.io/virtualMachineControllerFinalize',
+              'foregroundDeleteVirtualMachine']
+
+
+class VMController:
+    """Reconciles VirtualMachines, one at a time, on the scheduler."""
+
+    def __init__(self, store, scheduler):
+        self.store = store
+        self.scheduler = scheduler
+
+    def enqueue(self, ns, name):
+        self.scheduler.call_later(0.0, lambda: self.sync(ns, name),
+                                  key=('vm', ns, name))
+
+    def sync(self, ns, name):
+        vm = self.store.try_get(m.VM_RT, ns, name)
+        if vm is None:
+            return
+        vmi = self.store.try_get(m.VMI_RT, ns, name)
+        if m.deleting(vm):
+            if vmi is not None:
+                self.stop_vmi(vmi)
+        else:
+            ready = self.ensure_datavolumes(vm)
+            self.sync_run_strategy(vm, vmi, ready)
+            vmi = self.store.try_get(m.VMI_RT, ns, name)
+        self.update_status(ns, name, vmi)
+
+    def ensure_datavolumes(self, vm):
+        """Create missing template DataVolumes; True when all are ready."""
+        ready = True
+        ns = vm['metadata']['namespace']
+        for template in vm['spec'].get('dataVolumeTemplates') or ():
+            dv = self.store.try_get(cdi.DV_RT, ns,
+                                    template['metadata']['name'])
+            if dv is None:
+                ready = False
+                with sim_status.ignoring(409):
+                    self.store.create(cdi.DV_RT,
+                                      cdi.dv_from_template(vm, template))
+            elif m.phase_of(dv) not in m.DV_READY:
+                ready = False
+        return ready
+
+    def sync_run_strategy(self, vm, vmi, dvs_ready):
+        strategy = m.run_strategy(vm)
+        if strategy == 'Always':
+            if vmi is not None:
+                if m.has_stop_request_for(vm, vmi) or m.is_final(vmi):
+                    self.stop_vmi(vmi)
+            else:
+                self.start_vmi(vm, dvs_ready)
+        elif strategy == 'RerunOnFailure':
+            if vmi is not None:
+                failed = m.phase_of(vmi) == 'Failed'
+                if not m.deleting(vmi) and (m.has_stop_request_for(vm, vmi)
+                                            or m.is_final(vmi)):
+                    self.stop_vmi(vmi)
+                    if failed:
+                        self.append_start_request(vm)
+            elif (m.has_start_request(vm) or (vm.get('status') or {}).get(
+                    'runStrategy') != strategy):
+                self.start_vmi(vm, dvs_ready)
+        elif strategy == 'Manual':
+            if vmi is not None:
+                if m.has_stop_request_for(vm, vmi):
+                    self.stop_vmi(vmi)
+            elif m.has_start_request(vm):
+                self.start_vmi(vm, dvs_ready)
+        elif strategy == 'Halted':
+            if vmi is None:
+                if m.has_start_request(vm):
+                    self.store.mutate(m.VM_RT, vm['metadata']['namespace'],
+                                      vm['metadata']['name'], m.set_running)
+            else:
+                self.stop_vmi(vmi)
+        elif strategy == 'Once':
+            if vmi is None:
+                self.start_vmi(vm, dvs_ready)
+
+    def start_vmi(self, vm, dvs_ready):
+        if not dvs_ready:
+            return
+        req = m.first_request(vm) or {}
+        paused = (req.get('action') == 'Start'
+                  and (req.get('data') or {}).get('paused') == 'true')
+        ns, name = vm['metadata']['namespace'], vm['metadata']['name']
+        self.store.mutate(m.VM_RT, ns, name,
+                          lambda o: conditions.drop(
+                              o.setdefault('status', {}), 'RestartRequired'),
+                          subresource='status')
+        with sim_status.ignoring(409):
+            self.store.create(m.VMI_RT, new_vmi(vm, paused))
+
+    def stop_vmi(self, vmi):
+        if m.deleting(vmi):
+            return
+        with sim_status.ignoring(404):
+            self.store.delete(m.VMI_RT, vmi['metadata']['namespace'],
+                              vmi['metadata']['name'])
+
+    def append_start_request(self, vm):
+        def change(obj):
+            status = obj.setdefault('status', {})
+            status['stateChangeRequests'] = (
+                (status.get('stateChangeRequests') or [])
+                + [{'action': 'Start'}])
+        self.store.mutate(m.VM_RT, vm['metadata']['namespace'],
+                          vm['metadata']['name'], change,
+                          subresource='status')
+
+    def update_status(self, ns, name, vmi):
+        dvs = {}
+
+        def change(vm):
+            for dv in m.dv_names(vm['spec'].get('template', {}).get('spec')):
+                if dv not in dvs:
+                    dvs[dv] = self.store.try_get(cdi.DV_RT, ns, dv)
+            vmstatus.compute_status(vm, vmi, dvs)
+        with sim_status.ignoring(404):
+            self.store.mutate(m.VM_RT, ns, name, change,
+                              subresource='status')
+
+
+def new_vmi(vm, paused=False):
+    """The VMI virt-controller creates from ``vm``'s template."""
+    meta = vm['metadata']
+    template = copy.deepcopy(vm['spec']['template'])
+    tmeta = template.get('metadata') or {}
+    spec = template.get('spec') or {}
+    efi = (((spec.get('domain') or {}).get('firmware') or {})
+           .get('bootloader') or {}).get('efi')
+    if efi is not None:
+        efi.setdefault('secureBoot', True)
+    if paused:
+        spec['startStrategy'] = 'Paused'
+    annotations = dict(tmeta.get('annotations') or {})
+    annotations[m.ANN_GENERATION] = str(meta.get('generation', 1))
+    annotations[m.ANN_TEMPLATE_HASH] = m.template_hash(vm)
+    labels = dict(tmeta.get('labels') or {})
+    return {'apiVersion': '%s/%s' % (m.GROUP, m.VERSION),
+            'kind': 'VirtualMachineInstance',
+            'metadata': {'name': meta['name'], 'namespace': meta['namespace'],
+                         'labels': labels, 'annotations': annotations,
+                         'finalizers': list(FINALIZERS),
+                         'ownerReferences': [cdi.owner_ref(vm)]},
+            'spec': spec}
