@@ -29,6 +29,14 @@ LOG = logging.getLogger(__name__)
 NOT_FOUND_TEXT = '404 page not found\n'
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    allow_reuse_address = True  # restart_api() reopens the same port
+    daemon_threads = True
+    # Hundreds of informers (one per namespace and resource) connect at
+    # once; the default backlog of 5 makes them wait for TCP retries.
+    request_queue_size = 1024
+
+
 class ApiServer:
     """Serves one simulator's store over HTTP/1.1."""
 
@@ -46,10 +54,7 @@ class ApiServer:
 
     def start(self):
         handler = type('Handler', (_Handler,), {'api': self})
-        server = http.server.ThreadingHTTPServer
-        server.allow_reuse_address = True
-        self._httpd = server((self.host, self.port), handler)
-        self._httpd.daemon_threads = True
+        self._httpd = _Server((self.host, self.port), handler)
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={'poll_interval': 0.1},
