@@ -5,6 +5,7 @@ and raises :mod:`sushy_kubevirt.kube.errors` exceptions.
 """
 
 import json
+import time
 
 from kubernetes.client import exceptions as k8s_exceptions
 import urllib3
@@ -15,6 +16,12 @@ JSON = 'application/json'
 JSON_PATCH = 'application/json-patch+json'
 #: Seconds to wait for a TCP connection and for each response read.
 DEFAULT_TIMEOUT = (10.0, 60.0)
+#: A call answered 429 (API Priority and Fairness rejected it, unexecuted)
+#: is sent again after the server's Retry-After (1 s when absent): at most
+#: this many attempts, waiting at most ``THROTTLED_WAIT`` seconds in all.
+#: Lists and watches are left to the reflector's own backoff.
+THROTTLED_ATTEMPTS = 3
+THROTTLED_WAIT = 10.0
 
 
 class Api:
@@ -28,7 +35,19 @@ class Api:
         self.timeout = timeout
 
     def close(self):
+        """Close every pooled connection now.
+
+        urllib3 2 closes a pool's idle connections only when the pool is
+        garbage-collected (``PoolManager.clear()`` just forgets its pools),
+        so a pool kept alive by a reference cycle or a logged traceback
+        would keep its keep-alive connections open.
+        """
+        manager = self.api_client.rest_client.pool_manager
+        pools = [manager.pools.get(key) for key in manager.pools.keys()]
         self.api_client.close()
+        for pool in pools:
+            if pool is not None:
+                pool.close()
 
     def _send(self, verb, label, method, path, query=None, body=None,
               content_type=None, timeout=None):
@@ -55,13 +74,29 @@ class Api:
                 from exc
         return response
 
-    def _call(self, verb, label, method, path, **kwargs):
+    def _call_once(self, verb, label, method, path, **kwargs):
+        """Send; raise the translated error of a non-2xx answer."""
         response = self._send(verb, label, method, path, **kwargs)
         data = response.read()
         if not 200 <= response.status <= 299:
             raise errors.from_response(response.status, data,
                                        response.headers)
         return json.loads(data) if data else None
+
+    def _call(self, verb, label, method, path, **kwargs):
+        """:meth:`_call_once`, sent again while throttled (429), bounded."""
+        waited = 0.0
+        for attempt in range(1, THROTTLED_ATTEMPTS + 1):
+            try:
+                return self._call_once(verb, label, method, path, **kwargs)
+            except errors.TooManyRequests as exc:
+                delay = 1.0 if exc.retry_after is None else \
+                    max(0.0, float(exc.retry_after))
+                if attempt == THROTTLED_ATTEMPTS or \
+                        waited + delay > THROTTLED_WAIT:
+                    raise
+            time.sleep(delay)
+            waited += delay
 
     def list(self, resource, namespace=None, label_selector=None,
              resource_version=None, limit=None, continue_token=None,
@@ -71,8 +106,8 @@ class Api:
                  'fieldSelector': field_selector,
                  'resourceVersion': resource_version,
                  'limit': limit, 'continue': continue_token}
-        return self._call('list', resource.plural, 'GET',
-                          resource.path(namespace), query=query)
+        return self._call_once('list', resource.plural, 'GET',
+                               resource.path(namespace), query=query)
 
     def watch(self, resource, namespace=None, label_selector=None,
               resource_version=None, timeout_seconds=None,

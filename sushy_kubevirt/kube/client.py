@@ -5,6 +5,7 @@ import os
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 from kubernetes.config import config_exception
+import urllib3
 import yaml
 
 from sushy_kubevirt import config
@@ -41,7 +42,11 @@ def make_api_client(settings, watches=0, workers=DEFAULT_WORKERS):
     Without a kubeconfig the in-cluster service account is used when
     running in a pod, else ``~/.kube/config``. The urllib3 pool holds a
     connection per open watch plus ``workers`` for the serving threads, and
-    TCP keepalive is on so half-open connections are noticed.
+    TCP keepalive is on so half-open connections are noticed. urllib3
+    keeps its connection retries but does not retry an answer (its default
+    resends a GET, PUT or DELETE answered 429 after any Retry-After,
+    uncounted): :mod:`sushy_kubevirt.kube.api` and the reflector do that,
+    bounded and counted.
 
     :raises sushy_kubevirt.config.ConfigError: naming the setting at fault.
     """
@@ -52,5 +57,6 @@ def make_api_client(settings, watches=0, workers=DEFAULT_WORKERS):
             yaml.YAMLError) as exc:
         raise _config_error(settings, exc) from exc
     cfg.keep_alive = True
+    cfg.retries = urllib3.Retry(3, respect_retry_after_header=False)
     cfg.connection_pool_maxsize = watches + workers
     return k8s_client.ApiClient(cfg)

@@ -21,7 +21,33 @@ LOG = logging.getLogger(__name__)
 #: Annotations the drivers never read (and that can be large).
 DROPPED_ANNOTATIONS = ('kubectl.kubernetes.io/last-applied-configuration',)
 
-_DELETED = object()
+
+class _Deleted:
+    """Overlay of an object this process deleted: it reads as absent.
+
+    ``uid`` and ``rv`` are those of its last state known to the cache.
+    """
+
+    __slots__ = ('uid', 'rv')
+
+    def __init__(self, obj):
+        self.uid = obj['metadata'].get('uid')
+        self.rv = _rv(obj)
+
+    def settled_by(self, kind, obj):
+        """Whether the cache now shows the deletion (or a later object).
+
+        ``kind`` is the watch event type, None after a relist (``obj``
+        None: absent from the list). The DELETED event of the object
+        deleted settles it, and so does an object with another uid that
+        is newer than the deleted one (created after the deletion); the
+        late events of an older object of the same name do not.
+        """
+        if obj is None:
+            return True
+        if obj['metadata'].get('uid') == self.uid:
+            return kind == 'DELETED'
+        return _newer(_rv(obj), self.rv)
 
 
 def strip(obj):
@@ -52,6 +78,11 @@ def _not_older(new_rv, old_rv):
         return int(new_rv) >= int(old_rv)
     except (TypeError, ValueError):
         return new_rv != old_rv
+
+
+def _newer(new_rv, old_rv):
+    """Whether ``new_rv`` is strictly more recent than ``old_rv``."""
+    return _not_older(new_rv, old_rv) and new_rv != old_rv
 
 
 class Informer:
@@ -144,7 +175,7 @@ class Informer:
                 return found
             objs = {resources.object_key(o): o for o in found}
             objs.update((k, o) for k, o in self._overlay.items()
-                        if o is not _DELETED)
+                        if not isinstance(o, _Deleted))
             objs = {k: self._resolve(k, o) for k, o in objs.items()}
         return [o for o in objs.values() if o is not None
                 and value in self.store.index_values(index, o)]
@@ -153,36 +184,52 @@ class Informer:
         written = self._overlay.get(key)
         if written is None:
             return cached
-        return None if written is _DELETED else written
+        return None if isinstance(written, _Deleted) else written
 
     # read-your-writes
 
     def note_write(self, obj):
-        """Overlay ``obj``, the response of a write, on the cache."""
+        """Overlay ``obj``, the response of a write, on the cache.
+
+        Unless the cache (or the overlay) already holds that
+        resourceVersion or a newer one.
+        """
         obj = self.transform(copy.deepcopy(obj))
         key = resources.object_key(obj)
         with self._lock:
-            cached = self.store.get(key)
-            if cached is None or not _not_older(_rv(cached), _rv(obj)):
-                self._overlay[key] = obj
+            for known in (self.store.get(key), self._overlay.get(key)):
+                if isinstance(known, dict) and \
+                        _not_older(_rv(known), _rv(obj)):
+                    return
+            self._overlay[key] = obj
 
     def note_delete(self, namespace, name):
-        """Read ``namespace/name`` as absent until the watch catches up."""
+        """Read ``namespace/name`` as absent until the watch catches up.
+
+        Nothing to do when the cache already reads it as absent: the
+        watch delivered the deletion before the answer came (the caller
+        deleted an object it read from this cache).
+        """
+        key = resources.key(namespace, name)
         with self._lock:
-            self._overlay[resources.key(namespace, name)] = _DELETED
+            known = self._resolve(key, self.store.get(key))
+            if known is not None:
+                self._overlay[key] = _Deleted(known)
 
     def _settle(self, key, kind, obj, rv):
         """Drop the overlay of ``key`` once the cache caught up with it.
 
-        ``kind`` is the watch event type (None after a relist at ``rv``).
+        ``kind`` is the watch event type (None after a relist at ``rv``;
+        ``obj`` None when the list does not have ``key``). As client-go's
+        MutationCache, an overlay survives every event older than the
+        write it holds: a late DELETED of the object a new one (same
+        name) replaced must not hide the new one.
         """
         written = self._overlay.get(key)
         if written is None:
             return
-        if written is _DELETED:
-            done = kind in ('ADDED', 'DELETED') or obj is None
-        elif kind == 'DELETED':
-            done = True
+        if isinstance(written, _Deleted):
+            done = written.settled_by(kind, obj)
         else:
             done = _not_older(_rv(obj) if obj else rv, _rv(written))
         if done:

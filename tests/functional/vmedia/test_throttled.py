@@ -1,0 +1,22 @@
+"""InsertMedia while the API server throttles (429): retried, not a 503."""
+
+from tests.functional.vmedia import conftest
+
+
+def test_insert_media_retries_throttled_writes(machine, images, sim):
+    image = images.add('throttled.iso')
+    for method, path in (('POST', 'datavolumes$'),
+                         ('PATCH', 'virtualmachines/%s$' % machine.name)):
+        sim.faults.status(429, retry_after=0.2, method=method, path=path,
+                          times=1)
+    sim.request_log.clear()
+    answer = machine.insert(image)
+    assert answer.status_code == 204, answer.text
+    sent = [(e['verb'], e['resource'], e['status'])
+            for e in conftest.writes(sim)]
+    assert sent == [('create', 'datavolumes', 429),
+                    ('create', 'datavolumes', 201),
+                    ('patch', 'virtualmachines', 429),
+                    ('patch', 'virtualmachines', 200)], sent
+    assert machine.media()['Image'] == image
+    assert machine.eject().status_code == 204
