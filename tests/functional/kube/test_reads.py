@@ -120,6 +120,13 @@ def test_stop_leaves_no_thread_or_connection(sim, cluster_factory):
     cluster = cluster_factory(sim)
     assert cluster.wait_for_sync(10)
     assert our_threads()
+    # A live call leaves an idle keep-alive connection in the pool; keep
+    # the pool referenced, as a reference cycle or a logged traceback may:
+    # stop() must still close that connection.
+    assert cluster.get_vm_live('default', 'vm-00000')
+    manager = cluster._run().api.api_client.rest_client.pool_manager
+    pools = [manager.pools.get(key) for key in manager.pools.keys()]
+    assert pools and _client_connections(sim.port) > 0
     cluster.stop()
     assert our_threads() == []
     leftover = [t for t in set(threading.enumerate()) - before
