@@ -92,11 +92,25 @@ def test_insert_races_boot_and_power(machine, images):
                    for k in outcomes), outcomes
 
 
+def applied_writes(sim):
+    """Writes that applied; the others must be refused guarded patches.
+
+    A guarded patch computed from a cached VM that a controller has just
+    updated (the import moving on) is refused and retried once re-read.
+    """
+    entries = conftest.writes(sim)
+    refused = [(e['verb'], e['status']) for e in entries
+               if e['status'] >= 400]
+    assert all(r in (('patch', 409), ('patch', 422)) for r in refused) \
+        and len(refused) <= 1, entries
+    return [e for e in entries if e['status'] < 400]
+
+
 def test_race_keeps_api_calls_bounded(machine, images, sim):
     url = images.add('count.iso')
     sim.request_log.clear()
     assert machine.insert(url).status_code == 204
-    assert len(conftest.writes(sim)) == 2
+    assert len(applied_writes(sim)) == 2
     sim.request_log.clear()
     assert machine.eject().status_code == 204
-    assert len(conftest.writes(sim)) == 2
+    assert len(applied_writes(sim)) == 2
