@@ -122,6 +122,20 @@ class Machine:
         assert answer.status_code == 200, answer.text
         return answer.json()
 
+    def wait_media(self, timeout=20.0, **expected):
+        """The Cd resource once its (or its Status') fields are ``expected``.
+
+        The emulator reads DataVolumes from its watch cache, so it sees a
+        phase the simulator reached a moment later.
+        """
+        def matches():
+            state = self.media()
+            return state if all(
+                state.get(k, state['Status'].get(k)) == v
+                for k, v in expected.items()) else None
+        return harness.wait_until(matches, timeout, 0.02,
+                                  'VirtualMedia %s' % (expected,))
+
     def wait_phase(self, *phases, timeout=20.0):
         return harness.wait_until(
             lambda: (self.dv() or {}).get('status', {}).get('phase')

@@ -109,7 +109,7 @@ def test_failed_import_never_starts(machine, images, sim):
     dv = machine.wait_phase('Failed')
     assert '404' in media.import_error(dv)
 
-    state = machine.media()
+    state = machine.wait_media(Health='Critical')
     assert state['Image'] == image
     assert state['Inserted'] is False
     assert state['Status']['Health'] == 'Critical'
@@ -130,7 +130,7 @@ def test_failed_import_never_starts(machine, images, sim):
     assert machine.insert(image).status_code == 204
     dv = machine.wait_phase('Succeeded')
     assert dv['metadata']['uid'] != failed_uid
-    assert machine.media()['Inserted'] is True
+    machine.wait_media(Inserted=True)
     assert machine.reset('On').status_code == 204
 
 
@@ -154,7 +154,7 @@ def test_replace_media(machine, images):
     assert state['Image'] == second and state['Inserted'] is False
     dv = machine.wait_phase('Succeeded')
     assert dv['spec']['source']['http']['url'] == second
-    assert machine.media()['Inserted'] is True
+    assert machine.wait_media(Inserted=True)['Image'] == second
     assert [d['name'] for d in disks(machine.vm())].count(CDROM) == 1
     assert len(machine.datavolumes()) == 1
 
@@ -303,7 +303,7 @@ def test_inserted_false_keeps_the_tray_empty(machine, images):
     assert CDROM not in [d['name'] for d in disks(machine.vm())]
     assert machine.insert(image).status_code == 204
     machine.wait_phase('Succeeded')
-    assert machine.media()['Inserted'] is True
+    machine.wait_media(Inserted=True)
 
 
 def test_http_boot_uri_patch_inserts_media(machine, images):
