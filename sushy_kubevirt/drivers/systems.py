@@ -75,6 +75,10 @@ def stop_clusters():
         cluster.stop()
 
 
+def _resource_version(obj):
+    return fields.get(obj, 'metadata', 'resourceVersion')
+
+
 class KubeVirtDriver(base.AbstractSystemsDriver):
     """Redfish Systems backed by KubeVirt VirtualMachines."""
 
@@ -185,13 +189,36 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def set_power_state(self, identity_, state):
         vm = self._vm(identity_)
         namespace, name = identity.key(vm)
-        calls = power.reset_plan(state, vm, self._vmi(vm))
+        vm, calls = self._reset_plan(state, vm)
         vmedia.check_power_on(self.cluster, vm, calls)
         for call in calls:
             try:
                 self._perform(namespace, name, call)
             except kube_errors.Conflict as exc:
                 raise errors.busy('Cannot %s now: %s' % (state, exc))
+
+    def _reset_plan(self, state, vm):
+        """``(vm, calls)`` for reset ``state``, confirmed live if need be.
+
+        A plan from the cache that KubeVirt validates itself (a stop, a
+        reboot) is sent as is. An empty plan (a 204 with no call) and a
+        plan that starts the VM are confirmed against the API server: the
+        VM is read live (1 GET); when its resourceVersion is the cached
+        one the plan stands, else it is made again from the live VM and
+        VMI (1 more GET). The returned VM is then the live one, which
+        :func:`~sushy_kubevirt.drivers.vmedia.check_power_on` needs.
+        Another worker's or replica's start, stop or InsertMedia that this
+        process's watch has not delivered yet is so never missed.
+        """
+        calls = power.reset_plan(state, vm, self._vmi(vm))
+        if calls and not any(power.starts(call) for call in calls):
+            return vm, calls
+        namespace, name = identity.key(vm)
+        live = self.cluster.get_vm_live(namespace, name)
+        if _resource_version(live) == _resource_version(vm):
+            return live, calls
+        vmi = self.cluster.get_vmi_live(namespace, name)
+        return live, power.reset_plan(state, live, vmi)
 
     def _perform(self, namespace, name, call):
         if call.action == power.RUN_STRATEGY:

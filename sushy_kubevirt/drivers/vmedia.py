@@ -133,18 +133,24 @@ def check_power_on(cluster, vm, calls):
     """Refuse ``calls`` that would boot ``vm`` with an unusable image.
 
     Only calls that create a VMI from the template (start, restart, the
-    runStrategy Once patch) are checked. While the attached image imports
-    the answer is a 409 carrying ``ActionParameterValueConflict``, which
-    Ironic retries for a power-on (``[redfish]
-    power_on_conflict_retry_attempts``); a failed import is a 409 without
-    it: the VM is never started from an empty or broken tray.
+    runStrategy Once patch) are checked, and ``vm`` must be as the API
+    server has it now (the systems driver reads it live before a start):
+    a cached VM may not show another worker's InsertMedia yet. The
+    attached DataVolume is read live too (1 GET per tray). While the
+    image imports the answer is a 409 carrying
+    ``ActionParameterValueConflict``, which Ironic retries for a
+    power-on (``[redfish] power_on_conflict_retry_attempts``); a failed
+    import is a 409 without it: the VM is never started from an empty or
+    broken tray.
     """
     if not any(power.starts(call) for call in calls):
         return
+    namespace = vm['metadata']['namespace']
     for device in DEVICES:
-        if media.attached_datavolume(vm, device) is None:
+        name = media.attached_datavolume(vm, device)
+        if name is None:
             continue
-        dv = _tray_datavolume(cluster, vm, device)
+        dv = cluster.get_datavolume_live(namespace, name)
         blocker = media.power_on_blocker(vm, dv, device)
         if blocker is None:
             continue

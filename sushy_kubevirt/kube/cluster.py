@@ -285,10 +285,7 @@ class Cluster:
         """From the cache when built with ``datavolumes=True``, else live."""
         if self.datavolumes:
             return self._get(res.DATAVOLUME, namespace, name)
-        try:
-            return self._run().api.get(res.DATAVOLUME, namespace, name)
-        except errors.NotFound:
-            return None
+        return self.get_datavolume_live(namespace, name)
 
     # live calls
 
@@ -302,6 +299,26 @@ class Cluster:
         """GET the VM from the API server. :raises errors.NotFound:"""
         vm = self._run().api.get(res.VM, namespace, name)
         return self._note(res.VM, namespace, vm)
+
+    def get_vmi_live(self, namespace, name):
+        """GET the VMI from the API server; None when there is none.
+
+        Overlaid on the cache like a write, so later reads are as recent.
+        """
+        try:
+            vmi = self._run().api.get(res.VMI, namespace, name)
+        except errors.NotFound:
+            return None
+        return self._note(res.VMI, namespace, vmi)
+
+    def get_datavolume_live(self, namespace, name):
+        """GET the DataVolume from the API server; None when absent."""
+        try:
+            dv = self._run().api.get(res.DATAVOLUME, namespace, name)
+        except errors.NotFound:
+            return None
+        return self._note(res.DATAVOLUME, namespace, dv) \
+            if self.datavolumes else dv
 
     def patch_vm(self, namespace, name, ops):
         """Apply the JSON patch ``ops`` (a list); return the patched VM."""

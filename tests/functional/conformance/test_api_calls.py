@@ -16,6 +16,8 @@ START = 'PUT virtualmachines/start'
 STOP = 'PUT virtualmachines/stop'
 RESTART = 'PUT virtualmachines/restart'
 PATCH = 'PATCH virtualmachines'
+#: The live read confirming a no-op or a start (a lagging cache).
+GET = 'GET virtualmachines'
 
 #: operation -> Kubernetes API calls (method, resource[/subresource]).
 EXPECTED = {
@@ -33,17 +35,17 @@ EXPECTED = {
     'PATCH BootSourceOverrideMode': [PATCH],
     'PATCH SecureBoot': [PATCH],
     'PATCH BIOS Settings': [PATCH],
-    'Reset On (Off)': [START],
-    'Reset On (On)': [],
-    'Reset ForceOn (On)': [],
-    'Reset ForceRestart (On)': [RESTART],
-    'Reset GracefulRestart (On)': [RESTART],
+    'Reset On (Off)': [GET, START],
+    'Reset On (On)': [GET],
+    'Reset ForceOn (On)': [GET],
+    'Reset ForceRestart (On)': [GET, RESTART],
+    'Reset GracefulRestart (On)': [GET, RESTART],
     'Reset GracefulShutdown (On)': [STOP],
-    'Reset ForceOff (Off)': [],
-    'Reset GracefulShutdown (Off)': [],
-    'Reset PushPowerButton (Off)': [START],
+    'Reset ForceOff (Off)': [GET],
+    'Reset GracefulShutdown (Off)': [GET],
+    'Reset PushPowerButton (Off)': [GET, START],
     'Reset ForceOff (On)': [STOP],
-    'Reset ForceRestart (Off)': [START],
+    'Reset ForceRestart (Off)': [GET, START],
     'Reset Nmi (400)': [],
 }
 

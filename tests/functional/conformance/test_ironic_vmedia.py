@@ -205,10 +205,17 @@ def test_ironic_virtual_media_boot(sim, ironic, machine, images):  # noqa
     # The one-time boot is restored by the emulator's own guarded patch
     # when the VMI appears, during either step (a conflict with a VM
     # status update re-reads the VM and patches again).
+    # Each power-on attempt reads the VM and its DataVolume live (a
+    # replica's cache may lag another's InsertMedia), refused or not.
+    attempts = refused + 1
     power = (steps['reset On, retried while importing']
              + steps['poll power_state until On, boot order restored'])
     assert power.pop('PUT virtualmachines/start') == 1
+    assert power.pop('GET datavolumes') == attempts
     assert set(power) <= {'PATCH virtualmachines', 'GET virtualmachines'}
     assert power['PATCH virtualmachines'] >= 1
+    # Beyond those, 1 GET per guarded patch that conflicted.
+    assert 0 <= power['GET virtualmachines'] - attempts <= \
+        power['PATCH virtualmachines']
     assert steps['eject_media'] == {
         'PATCH virtualmachines': 1, 'DELETE datavolumes': 1}

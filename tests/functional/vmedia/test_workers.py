@@ -172,10 +172,6 @@ def test_replicas_agree(sim, images, replicas):
         'BootSourceOverrideTarget'] == 'Hdd'
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    'check_power_on decides from the cached VM: a replica whose watch lags '
-    'the insert starts the VM while the image imports (fix: read the VM '
-    'live before a start, +1 GET per power-on)'))
 def test_lagging_replica_refuses_power_on(sim, images, replicas, config,
                                           tmp_path):
     # The new replica's VirtualMachine watch delivers events 1.5 s late.
