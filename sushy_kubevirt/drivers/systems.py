@@ -37,6 +37,7 @@ VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
 #: through, so this many concurrent writers on one VM all succeed.
 PATCH_ATTEMPTS = 10
 DISABLED = 'Disabled'
+_SNAPSHOT = 'sushy_kubevirt_snapshot'
 
 _clusters = {}
 _clusters_lock = threading.Lock()
@@ -64,6 +65,29 @@ def shared_cluster(settings, datavolumes, logger):
                         old.settings.namespaces or ('(all)',)))
         old.stop()
     return cluster
+
+
+def _snapshot():
+    """The current GET request's memo of VM and VMI reads, else None.
+
+    sushy-tools calls about 16 driver methods to render one System; each
+    reads the same VM and VMI. A GET changes nothing, so it reads each
+    once: one coherent state per response, and on the pre-sync live path
+    one API call per object instead of one per method. Requests that
+    write read afresh every time.
+    """
+    if flask.has_request_context() and flask.request.method == 'GET':
+        return flask.g.setdefault(_SNAPSHOT, {})
+    return None
+
+
+def _memoized(key, read):
+    memo = _snapshot()
+    if memo is None:
+        return read()
+    if key not in memo:
+        memo[key] = read()
+    return memo[key]
 
 
 def stop_clusters():
@@ -125,7 +149,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         :raises sushy_tools.error.NotFound: no such served VM.
         """
         namespace, name = self._locate(ident)
-        vm = self.cluster.get_vm(namespace, name)
+        vm = _memoized(('vm', namespace, name),
+                       lambda: self.cluster.get_vm(namespace, name))
         if vm is None:
             raise error.NotFound('System %s not found' % ident)
         return vm
@@ -133,7 +158,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     _vm = find_vm
 
     def _vmi(self, vm):
-        return self.cluster.get_vmi(*identity.key(vm))
+        key = identity.key(vm)
+        return _memoized(('vmi',) + key, lambda: self.cluster.get_vmi(*key))
 
     def _patch(self, ident, build_ops):
         namespace, name = self._locate(ident)

@@ -1,0 +1,45 @@
+"""Before the watch cache syncs, reads go live: once per object per GET."""
+
+import collections
+
+import requests
+from tests.functional.emulator import harness
+
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.simulator import Simulator
+
+#: The informers' first list is paginated (limit=500, the reflector's
+#: page size); holding it keeps the cache unsynced.
+INFORMER_LIST = {'method': 'GET', 'query': {'limit': '500'},
+                 'path': r'/(virtualmachines|virtualmachineinstances)$'}
+
+
+def test_unsynced_get_reads_each_object_once(tmp_path):
+    sim = Simulator(vms=3).start()
+    server = None
+    try:
+        # Long enough for one GET; stop() then waits for the held list.
+        sim.faults.latency(5, **INFORMER_LIST)
+        config = harness.write_config(
+            tmp_path / 'emulator.conf',
+            sim.write_kubeconfig(str(tmp_path / 'kubeconfig')))
+        server = harness.InProcess(config).start()
+        uuid = identity.firmware_uuid(harness.vm(sim, 'vm-00001'))
+        url = '%s/redfish/v1/Systems/%s' % (server.url, uuid)
+        sim.request_log.clear()
+        response = requests.get(url, timeout=30)
+        assert response.status_code == 200, response.text
+        assert response.json()['UUID'] == uuid
+        calls = collections.Counter(
+            '%s %s' % (e['verb'], e['resource'])
+            for e in harness.api_calls(sim)
+            if e['query'].get('limit') != '500')
+        # Without the per-request snapshot every driver method read the VM
+        # (and VMI) again: 21 calls.
+        assert calls == {'list virtualmachines': 1,
+                         'get virtualmachines': 1,
+                         'get virtualmachineinstances': 1}
+    finally:
+        if server is not None:
+            server.stop()
+        sim.stop()
