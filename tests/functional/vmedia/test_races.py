@@ -3,6 +3,7 @@
 import collections
 import concurrent.futures
 import itertools
+import math
 import threading
 import time
 
@@ -12,7 +13,6 @@ from tests.functional.vmedia import conftest
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.simulator import Simulator
 
-ITERATIONS = 100
 TINY = {'Scheduling': 0.01, 'Scheduled': 0.01, 'Running': 0.01,
         'ImportScheduled': 0.01, 'ImportInProgress': 0.1}
 CDROM = media.disk_name('Cd')
@@ -20,6 +20,9 @@ BOOT_TARGETS = ('Hdd', 'Pxe', 'Cd')
 RESETS = ('ForceOff', 'On', 'ForceOff', 'ForceRestart')
 #: Head starts (s) given to the insert, so each side wins some races.
 STAGGER = (0.0, 0.03, 0.06, 0.09, 0.12, 0.15, 0.2)
+URLS = 2
+#: One period of the cycles below: every combination they make, once.
+ITERATIONS = math.lcm(URLS, len(BOOT_TARGETS), len(RESETS), len(STAGGER))
 
 
 @pytest.fixture(scope='module')
@@ -50,7 +53,7 @@ def check_spec(vm, inserted):
 
 
 def test_insert_races_boot_and_power(machine, images):
-    urls = [images.add('race-a.iso'), images.add('race-b.iso')]
+    urls = [images.add('race-%d.iso' % i) for i in range(URLS)]
     outcomes = collections.Counter()
     barrier = threading.Barrier(3, timeout=30)
 
