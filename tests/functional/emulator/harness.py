@@ -32,6 +32,13 @@ def free_port():
 
 
 def write_config(path, kubeconfig=None, drivers=True, **extra):
+    """Write an emulator config file; return its path.
+
+    sushy-tools' SQLite state (fake driver, indicators, vmedia) goes next
+    to it unless given, not to the shared system temporary directory.
+    """
+    extra.setdefault('SUSHY_EMULATOR_STATE_DIR', os.path.join(
+        os.path.dirname(os.path.abspath(path)), 'state'))
     lines = ['import sushy_kubevirt.plugin  # noqa']
     if drivers:
         lines += ["SUSHY_EMULATOR_SYSTEMS_DRIVER = 'kubevirt'",
