@@ -162,11 +162,18 @@ def images(tmp_path_factory):
 
 
 @pytest.fixture(scope='module')
-def emulator(sim, tmp_path_factory):
+def emulator_settings():
+    """Extra emulator config keys (a module may override this)."""
+    return {}
+
+
+@pytest.fixture(scope='module')
+def emulator(sim, tmp_path_factory, emulator_settings):
     tmp = tmp_path_factory.mktemp('emulator')
     kubeconfig = sim.write_kubeconfig(str(tmp / 'kubeconfig'))
     config = harness.write_config(tmp / 'emulator.conf', kubeconfig,
-                                  SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT=2)
+                                  SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT=2,
+                                  **emulator_settings)
     server = harness.InProcess(config).start()
     try:
         yield server

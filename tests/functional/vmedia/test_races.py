@@ -26,6 +26,13 @@ ITERATIONS = math.lcm(URLS, len(BOOT_TARGETS), len(RESETS), len(STAGGER))
 
 
 @pytest.fixture(scope='module')
+def emulator_settings():
+    """No client-side rate limit: it would pace the races (and the test)."""
+    return {'SUSHY_EMULATOR_KUBEVIRT_QPS': 10000,
+            'SUSHY_EMULATOR_KUBEVIRT_BURST': 10000}
+
+
+@pytest.fixture(scope='module')
 def sim():
     simulator = Simulator(vms=2, stage_delays=TINY).start()
     try:
