@@ -20,7 +20,7 @@ from sushy_kubevirt.bench import stats
 SYSTEM = '/redfish/v1/Systems/%s'
 WORKLOADS = ('pr32', 'ironic', 'mixed')
 KINDS = ('list_systems', 'get_system', 'get_secureboot', 'poll', 'reset',
-         'boot_patch', 'vmedia')
+         'noop_reset', 'boot_patch', 'vmedia')
 
 
 def _req(kind, method, path, body=None):
@@ -49,6 +49,13 @@ def reset(node):
     path = SYSTEM % node + '/Actions/ComputerSystem.Reset'
     return [_req('reset', 'POST', path, {'ResetType': kind})
             for kind in ('On', 'ForceOff')]
+
+
+def noop_reset(node):
+    """ForceOff of a node that is already off (every task leaves it off)."""
+    return [_req('noop_reset', 'POST',
+                 SYSTEM % node + '/Actions/ComputerSystem.Reset',
+                 {'ResetType': 'ForceOff'})]
 
 
 def boot_patch(node):
@@ -80,7 +87,7 @@ def _mixed(node, i, image_url):
 
 _SINGLE = {'list_systems': list_systems, 'get_system': get_system,
            'get_secureboot': get_secureboot, 'poll': poll, 'reset': reset,
-           'boot_patch': boot_patch}
+           'noop_reset': noop_reset, 'boot_patch': boot_patch}
 
 
 def tasks(spec):

@@ -102,7 +102,8 @@ def _calls(plan, port, ids, cluster):
     any single unit made.
     """
     kinds = ['list_systems', 'get_system', 'get_secureboot', 'poll',
-             'reset', 'boot_patch'] + (['vmedia'] if plan.image_url else [])
+             'reset', 'noop_reset', 'boot_patch']
+    kinds += ['vmedia'] if plan.image_url else []
     client = load.Client(port, keepalive=False, timeout=60.0)
     result = {}
     for kind in kinds:
