@@ -128,7 +128,9 @@ def _metrics(app, key):
 def _rewrite_json(response, edit):
     body = json.loads(response.get_data())
     if edit(body):
-        response.set_data(json.dumps(body, indent=4))
+        # Compact: json.dumps with indent falls back to the slow
+        # pure-Python encoder (~8 % of a warm GET).
+        response.set_data(json.dumps(body))
 
 
 def _system_body(app, key, response):
