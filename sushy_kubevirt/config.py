@@ -30,10 +30,6 @@ class Settings:
     #: Live calls allowed in a burst above ``qps``.
     burst: int = 40
 
-    @property
-    def cluster_wide(self):
-        return self.namespaces is None
-
 
 def _key(name):
     return PREFIX + name.upper()
