@@ -32,7 +32,6 @@ from sushy_kubevirt.kubevirt import power
 from sushy_kubevirt import routes
 
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
-VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
 #: Guarded patch attempts: every round of a write race lets one writer
 #: through, so this many concurrent writers on one VM all succeed.
 PATCH_ATTEMPTS = 10
@@ -129,14 +128,20 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """The process-wide Cluster; nothing connects before first use."""
         if self._cluster is None:
             self._cluster = shared_cluster(
-                self._settings, self._config.get(VMEDIA_KEY) == 'kubevirt',
-                self._logger)
+                self._settings, self._kubevirt_vmedia(), self._logger)
         return self._cluster
 
-    def _locate(self, ident):
+    def _kubevirt_vmedia(self):
+        return self._config.get(routes.VMEDIA_KEY) == 'kubevirt'
+
+    @property
+    def _ids(self):
         if self._lookup is None:
             self._lookup = lookup.Lookup(self.cluster, self._logger)
-        return self._lookup.locate(ident)
+        return self._lookup
+
+    def _locate(self, ident):
+        return self._ids.locate(ident)
 
     def find_vm(self, ident):
         """The cached VirtualMachine served as System ``ident`` (read-only).
@@ -192,9 +197,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     @property
     @errors.translate
     def systems(self):
-        if self._lookup is None:
-            self._lookup = lookup.Lookup(self.cluster, self._logger)
-        return self._lookup.systems()
+        return self._ids.systems()
 
     @errors.translate
     def uuid(self, identity_):
@@ -263,7 +266,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     @errors.translate
     def set_boot_image(self, identity_, device, boot_image=None,
                        write_protected=True):
-        if self._config.get(VMEDIA_KEY) != 'kubevirt':
+        if not self._kubevirt_vmedia():
             raise error.NotSupportedError(
                 'Virtual media needs SUSHY_EMULATOR_VMEDIA_DRIVER = '
                 "'kubevirt'")

@@ -325,23 +325,23 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         return '<kubevirt-vmedia>'
 
     @property
-    def devices(self):
-        return list(DEVICES)
-
-    @property
     def _cluster(self):
         return self._systems.cluster
 
     def _get_device(self, identity, device):
         return _device(device)
 
-    @errors.translate
-    def get_device_image_info(self, identity, device):
-        """The tray as the VM and its DataVolume show it now."""
+    def _tray(self, identity, device):
+        """``(dv, state)``: the tray's DataVolume (or None), its state."""
         _device(device)
         vm = find_vm(self._systems, identity)
         dv = _tray_datavolume(self._cluster, vm, device)
-        state = media.media_state(vm, dv)
+        return dv, media.media_state(vm, dv)
+
+    @errors.translate
+    def get_device_image_info(self, identity, device):
+        """The tray as the VM and its DataVolume show it now."""
+        dv, state = self._tray(identity, device)
         username = fields.annotation(dv, media.ANNOTATION_USERNAME) \
             if state.image else None
         return vmedia.DeviceInfo(
@@ -358,10 +358,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         when the import failed. ``Oem.SushyKubevirt``: the DataVolume's
         phase, progress and error.
         """
-        _device(device)
-        vm = find_vm(self._systems, identity)
-        dv = _tray_datavolume(self._cluster, vm, device)
-        state = media.media_state(vm, dv)
+        dv, state = self._tray(identity, device)
         phase = fields.get(dv, 'status', 'phase') if state.image else None
         status = {'State': 'Enabled', 'Health': 'OK'}
         if state.image and phase != media.SUCCEEDED:
