@@ -8,6 +8,7 @@ results are overlaid on the cache so the next read sees them.
 import logging
 import os
 import threading
+import time
 
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import accounting as accounting_mod
@@ -141,8 +142,12 @@ class Cluster:
         return all(i.wait_for_sync(timeout)
                    for i in self._run().informers.values())
 
-    def stop(self):
-        """End every thread and close every connection (idempotent)."""
+    def stop(self, timeout=10.0):
+        """End every thread and close every connection (idempotent).
+
+        Waits at most ``timeout`` seconds in all: a reflector blocked in a
+        request the API server holds ends only when that request does.
+        """
         with self._lock:
             running, self._running = self._running, None
         if running is None:
@@ -150,9 +155,10 @@ class Cluster:
         self.accounting.report_health(None)
         for informer in running.informers.values():
             informer.reflector.stop(timeout=0)
+        deadline = time.monotonic() + timeout
         for informer in running.informers.values():
-            informer.stop()
-        running.dispatcher.stop()
+            informer.stop(max(0.0, deadline - time.monotonic()))
+        running.dispatcher.stop(max(0.0, deadline - time.monotonic()))
         running.api.close()
 
     def validate(self):

@@ -225,6 +225,8 @@ class Reflector:
     # watch
 
     def _watch(self):
+        if self._stopped.is_set():
+            return  # stopped during the list: open no watch
         low, high = self.timings.watch_timeout
         timeout = max(1, int(round(self._rand.uniform(low, high))))
         started = self._clock()

@@ -1,6 +1,7 @@
 """Initial sync, cache reads, the PR #32 synced rule, lifecycle."""
 
 import threading
+import time
 
 import pytest
 from tests.functional.kube.conftest import kube_calls
@@ -134,6 +135,21 @@ def test_stop_leaves_no_thread_or_connection(sim, cluster_factory):
     assert leftover == []
     wait_for(lambda: _client_connections(sim.port) == 0)
     cluster.stop()
+
+
+def test_stop_does_not_wait_for_each_held_list(sim, cluster_factory):
+    # The simulator holds the first LIST of both informers (VMs and VMIs)
+    # for 5 s: stop() waits for them once, not once per informer.
+    rule = sim.faults.latency(5, method='GET', path='virtualmachine',
+                              times=2)
+    cluster = cluster_factory(sim)
+    cluster.start()
+    wait_for(lambda: rule.hits == 2)
+    started = time.monotonic()
+    cluster.stop(timeout=0.5)
+    assert time.monotonic() - started < 3
+    # The held lists end, and their threads with them.
+    wait_for(lambda: our_threads() == [])
 
 
 def _client_connections(port):
