@@ -19,8 +19,6 @@ from sushy_kubevirt.bench import stats
 
 SYSTEM = '/redfish/v1/Systems/%s'
 WORKLOADS = ('pr32', 'ironic', 'mixed')
-KINDS = ('list_systems', 'get_system', 'get_secureboot', 'poll', 'reset',
-         'noop_reset', 'boot_patch', 'vmedia')
 
 
 def _req(kind, method, path, body=None):

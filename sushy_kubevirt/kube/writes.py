@@ -1,7 +1,5 @@
 """Guarded writes: JSON patches that fail instead of overwriting news."""
 
-import time
-
 from sushy_kubevirt.kube import errors
 
 
@@ -48,18 +46,3 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=5):
                     'JSON patch %r does not apply to %s/%s'
                     % (operations, namespace, name), status=422,
                     reason='Invalid') from exc
-
-
-def retry_on_conflict(fn, retries=5, delay=0.01, sleep=time.sleep):
-    """Call ``fn()`` until it does not raise :class:`Conflict`.
-
-    ``fn`` must re-read what it writes on each call. Waits ``delay``
-    seconds between attempts (client-go's ``retry.DefaultRetry``).
-    """
-    for attempt in range(retries):
-        try:
-            return fn()
-        except errors.Conflict:
-            if attempt == retries - 1:
-                raise
-            sleep(delay)
