@@ -1,7 +1,9 @@
 """Live Kubernetes API calls: rate-limited, counted, errors translated.
 
 Every call returns plain dicts (or the raw streaming response for watches)
-and raises :mod:`sushy_kubevirt.kube.errors` exceptions.
+and raises :mod:`sushy_kubevirt.kube.errors` exceptions. A call other
+than a list or a watch answered 429 is sent again after its Retry-After
+(bounded).
 """
 
 import json

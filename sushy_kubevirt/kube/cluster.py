@@ -1,8 +1,10 @@
 """The one object the drivers use to read and write the cluster.
 
 Reads come from watch caches (live, and counted, until the cache of that
-namespace has synced); writes are live, rate-limited and counted, and their
-results are overlaid on the cache so the next read sees them.
+namespace has synced); writes and the ``*_live`` reads are live,
+rate-limited and counted, and their results are overlaid on the cache so
+the next read sees them. One dispatcher thread calls the event handlers
+of every informer.
 """
 
 import logging

@@ -2,7 +2,9 @@
 
 Mirrors client-go's SharedIndexInformer with a MutationCache: objects this
 process wrote are overlaid on the cache until the watch delivers that
-resourceVersion or a newer one, so a read right after a write sees it.
+resourceVersion or a newer one, so a read right after a write sees it;
+objects it deleted read as absent (a delete marker) until the watch
+shows the deletion.
 Handlers are called from a :class:`~sushy_kubevirt.kube.dispatcher.
 Dispatcher` thread, which may be shared with other informers.
 """
