@@ -112,8 +112,6 @@ def set_bios_ops(vm, attributes):
 
 def reset_bios_ops(vm):
     """Ops restoring the default stored attributes (firmware untouched)."""
-    if fields.annotation(vm, BIOS_ANNOTATION) is None:
-        return []
     return fields.remove_annotation_ops(vm, BIOS_ANNOTATION)
 
 

@@ -242,11 +242,12 @@ def cancel_once_ops(vm):
     (renumbered as in :func:`restore_once_ops`) and the annotation is
     removed, whether or not a boot used the override.
     """
-    if _once(vm) is None:
+    once = _once(vm)
+    if once is None:
         return []
     devices = _devices(vm)
     original = _original(vm, devices)
-    saved = (_once(vm) or {}).get('orders') or {}
+    saved = once.get('orders') or {}
     ranked = sorted((d[3], d[0] not in saved, i, d[0])
                     for i, d in enumerate(original) if d[3] is not None)
     values = [r[0] for r in ranked]

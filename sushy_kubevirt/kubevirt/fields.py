@@ -8,6 +8,7 @@ from sushy_kubevirt.kubevirt import jsonpatch
 
 DOMAIN = ('spec', 'template', 'spec', 'domain')
 DEVICES = DOMAIN + ('devices',)
+VOLUMES = ('spec', 'template', 'spec', 'volumes')
 ANNOTATIONS = ('metadata', 'annotations')
 
 
@@ -42,7 +43,7 @@ def interfaces(vm):
 
 def volumes(vm):
     """The template's ``spec.template.spec.volumes`` list."""
-    return get(vm, 'spec', 'template', 'spec', 'volumes', default=[])
+    return get(vm, *VOLUMES, default=[])
 
 
 def annotation(obj, key):

@@ -259,7 +259,6 @@ def _list_add_ops(vm, tokens, item):
 
 
 DISKS = fields.DEVICES + ('disks',)
-VOLUMES = ('spec', 'template', 'spec', 'volumes')
 
 
 def attach_ops(vm, device, dv_name):
@@ -276,11 +275,10 @@ def attach_ops(vm, device, dv_name):
     volume = _index(fields.volumes(vm), name)
     wanted = {'name': name, 'dataVolume': {'name': dv_name}}
     if volume is None:
-        ops += _list_add_ops(vm, VOLUMES, wanted)
+        ops += _list_add_ops(vm, fields.VOLUMES, wanted)
     elif fields.volumes(vm)[volume] != wanted:
-        where = jsonpatch.path(*VOLUMES, volume)
-        ops += [jsonpatch.test(jsonpatch.path(*VOLUMES, volume, 'name'),
-                               name),
+        where = jsonpatch.path(*fields.VOLUMES, volume)
+        ops += [jsonpatch.test(where + '/name', name),
                 jsonpatch.replace(where, wanted)]
     return ops
 
@@ -295,7 +293,7 @@ def detach_ops(vm, device):
     name = disk_name(device)
     ops = []
     for tokens, items in ((DISKS, fields.disks(vm)),
-                          (VOLUMES, fields.volumes(vm))):
+                          (fields.VOLUMES, fields.volumes(vm))):
         index = _index(items, name)
         if index is not None:
             ops += [jsonpatch.test(jsonpatch.path(*tokens, index, 'name'),

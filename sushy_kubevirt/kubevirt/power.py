@@ -183,7 +183,7 @@ def _busy(reset_type, state):
         'ends' % (reset_type, state))
 
 
-def _start(vm, vmi):
+def _start(vm):
     if run_strategy(vm) == 'Once':
         return [Call('vm', RUN_STRATEGY, 'Always')]
     return [Call('vm', 'start', {})]
@@ -196,7 +196,7 @@ def _power_on(reset_type, vm, vmi, state):
         return []
     if state == POWERING_OFF:
         raise _busy(reset_type, state)
-    return _start(vm, vmi)
+    return _start(vm)
 
 
 def _grace(vmi):
@@ -277,7 +277,7 @@ def _soft_reboot_applies(vm, vmi):
 
 def _restart(reset_type, vm, vmi, state, force):
     if state == OFF:
-        return _start(vm, vmi)
+        return _start(vm)
     if state == POWERING_OFF:
         if force:
             return _force_cycle(reset_type, vm, vmi, state)
@@ -291,7 +291,7 @@ def _restart(reset_type, vm, vmi, state, force):
     body = {'gracePeriodSeconds': 0} if force else {}
     calls = [Call('vm', 'restart', body)]
     if run_strategy(vm) == 'Once':
-        calls = _start(vm, vmi) + calls
+        calls = _start(vm) + calls
     return calls
 
 
