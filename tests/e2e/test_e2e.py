@@ -30,11 +30,8 @@ def emulator(tmp_path_factory):
     config = harness.write_config(
         path, KUBECONFIG.split(os.pathsep)[0],
         SUSHY_EMULATOR_KUBEVIRT_NAMESPACES=[NAMESPACE])
-    server = harness.InProcess(config).start()
-    try:
+    with harness.InProcess(config) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope='module')

@@ -51,11 +51,8 @@ def config_file(sim, tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def emulator(config_file):
-    server = harness.InProcess(config_file).start()
-    try:
+    with harness.InProcess(config_file) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture

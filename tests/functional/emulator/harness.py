@@ -169,6 +169,12 @@ class InProcess:
         self._thread.start()
         return self
 
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
     def stop(self):
         if self._server is not None:
             self._server.shutdown()

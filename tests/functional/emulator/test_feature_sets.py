@@ -27,11 +27,8 @@ def feature_set(request, sim, tmp_path_factory):
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kubeconfig')),
         SUSHY_EMULATOR_FEATURE_SET=request.param,
         SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT=2)
-    server = harness.InProcess(config).start()
-    try:
+    with harness.InProcess(config) as server:
         yield request.param, server
-    finally:
-        server.stop()
 
 
 def test_ironic_routes(feature_set, machine, sim):

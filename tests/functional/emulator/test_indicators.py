@@ -27,11 +27,8 @@ def _config(sim, tmp, state_dir):
 @pytest.fixture(scope='module')
 def leds(sim, state_dirs, tmp_path_factory):
     config = _config(sim, tmp_path_factory.mktemp('leds'), state_dirs[0])
-    server = harness.InProcess(config).start()
-    try:
+    with harness.InProcess(config) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def _led(url):

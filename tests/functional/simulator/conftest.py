@@ -94,8 +94,8 @@ def watch_lines(custom, namespace='default', timeout=5, **params):
         _preload_content=False, _request_timeout=timeout, **params)
 
 
-def read_events(resp, limit=None):
-    """Decode NDJSON events until EOF (or ``limit`` events)."""
+def read_events(resp, limit=None, until=None):
+    """Decode NDJSON events until EOF, ``limit`` or ``until(event)``."""
     events = []
     buffer = b''
     for chunk in resp.stream(amt=None, decode_content=False):
@@ -104,7 +104,8 @@ def read_events(resp, limit=None):
             line, buffer = buffer.split(b'\n', 1)
             if line.strip():
                 events.append(json.loads(line))
-                if limit is not None and len(events) >= limit:
+                if (limit is not None and len(events) >= limit
+                        or until is not None and until(events[-1])):
                     resp.close()
                     return events
     return events

@@ -6,6 +6,7 @@ import threading
 
 from kubernetes import client
 import pytest
+from tests.functional.simulator import conftest as h
 from tests.functional.simulator import test_kubevirt_lifecycle as kv
 
 from sushy_kubevirt.simulator import objects
@@ -89,17 +90,16 @@ def test_http_import_succeeds_with_progress(simulator, custom, kube_client,
     resp = custom.list_namespaced_custom_object(
         G, V, 'default', P, watch=True, resource_version=rv,
         _preload_content=False, _request_timeout=10, timeout_seconds=10)
-    phases, progress = [], []
-    for line in resp.stream(amt=None, decode_content=False):
-        for raw in filter(None, line.split(b'\n')):
-            status = kv.json.loads(raw)['object'].get('status', {})
-            if status.get('phase') and status['phase'] not in phases:
-                phases.append(status['phase'])
-            if status.get('phase') == 'ImportInProgress':
-                progress.append(status['progress'])
-        if 'Succeeded' in phases:
-            break
+    events = h.read_events(resp, until=lambda event: event['object'].get(
+        'status', {}).get('phase') == 'Succeeded')
     resp.close()
+    phases, progress = [], []
+    for event in events:
+        status = event['object'].get('status', {})
+        if status.get('phase') and status['phase'] not in phases:
+            phases.append(status['phase'])
+        if status.get('phase') == 'ImportInProgress':
+            progress.append(status['progress'])
     assert phases == ['Pending', 'ImportScheduled', 'ImportInProgress',
                       'Succeeded']
     assert all(p.endswith('%') and '.' in p for p in progress)

@@ -1,10 +1,10 @@
 """VM controller and VMI lifecycle through the official client."""
 
-import json
 import time
 
 from kubernetes import client
 import pytest
+from tests.functional.simulator import conftest as h
 
 from sushy_kubevirt.simulator import kubevirt
 from sushy_kubevirt.simulator import objects
@@ -84,18 +84,12 @@ def watch(custom, plural, until, timeout=10, **params):
     resp = custom.list_namespaced_custom_object(
         G, V, 'default', plural, watch=True, _preload_content=False,
         _request_timeout=timeout, timeout_seconds=timeout, **params)
-    events, buffer = [], b''
     try:
-        for chunk in resp.stream(amt=None, decode_content=False):
-            buffer += chunk
-            while b'\n' in buffer:
-                line, buffer = buffer.split(b'\n', 1)
-                if line.strip():
-                    events.append(json.loads(line))
-                    if until(events[-1]):
-                        return events
+        events = h.read_events(resp, until=until)
     finally:
         resp.close()
+    if events and until(events[-1]):
+        return events
     raise AssertionError('watch ended before the condition: %s' % events)
 
 

@@ -174,11 +174,8 @@ def emulator(sim, tmp_path_factory, emulator_settings):
     config = harness.write_config(tmp / 'emulator.conf', kubeconfig,
                                   SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT=2,
                                   **emulator_settings)
-    server = harness.InProcess(config).start()
-    try:
+    with harness.InProcess(config) as server:
         yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope='module')
