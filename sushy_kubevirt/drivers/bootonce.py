@@ -22,8 +22,8 @@ restore and stops. The informer replays every VMI as ADDED when it starts,
 so an override consumed while no emulator ran is restored at start-up.
 """
 
-from sushy_kubevirt.kube import errors
-from sushy_kubevirt.kube import writes
+from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import identity
 
@@ -43,9 +43,9 @@ class Restorer:
         if vm is None or not boot.once_consumed(vm, vmi):
             return
         try:
-            writes.guarded_patch(self._cluster, namespace, name,
-                                 lambda vm: boot.restore_once_ops(vm, vmi))
-        except errors.ApiError as exc:
+            guarded.guarded_patch(self._cluster, namespace, name,
+                                  lambda vm: boot.restore_once_ops(vm, vmi))
+        except apierrors.ApiError as exc:
             self._logger.warning('Could not restore the boot order of VM '
                                  '%s/%s after a one-time boot: %s',
                                  namespace, name, exc)

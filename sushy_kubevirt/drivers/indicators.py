@@ -28,8 +28,8 @@ import flask
 from sushy_tools.emulator.resources import base
 from sushy_tools import error
 
-from sushy_kubevirt.drivers import errors
-from sushy_kubevirt.kube import writes
+from sushy_kubevirt.drivers import errormap
+from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import identity as identity_mod
 from sushy_kubevirt.kubevirt import indicator
 
@@ -75,7 +75,7 @@ class KubeVirtIndicators(base.DriverBase):
         initial = self._config.get(LEDS_KEY) or {}
         return initial.get(identity_mod.firmware_uuid(vm), indicator.DEFAULT)
 
-    @errors.translate
+    @errormap.translate
     def get_indicator_state(self, identity):
         """Lit, Blinking or Off (None: the annotation holds another value)."""
         vm = self._find_vm(identity)
@@ -83,7 +83,7 @@ class KubeVirtIndicators(base.DriverBase):
             return self._fallback().get_indicator_state(identity)
         return indicator.indicator_led(vm, self._default(vm))
 
-    @errors.translate
+    @errormap.translate
     def set_indicator_state(self, identity, state):
         """Store ``state``; a value that is not Lit/Blinking/Off is a 400.
 
@@ -96,6 +96,6 @@ class KubeVirtIndicators(base.DriverBase):
             self._fallback().set_indicator_state(identity, state)
             return
         namespace, name = identity_mod.key(vm)
-        writes.guarded_patch(
+        guarded.guarded_patch(
             self._systems.cluster, namespace, name,
             lambda vm: indicator.indicator_led_ops(vm, state))

@@ -15,7 +15,7 @@
 Thin: every method joins cached reads of the process-wide
 :class:`~sushy_kubevirt.kube.cluster.Cluster` with the pure functions of
 :mod:`sushy_kubevirt.kubevirt`, and writes through a guarded JSON patch
-(:func:`~sushy_kubevirt.kube.writes.guarded_patch`) or a KubeVirt
+(:func:`~sushy_kubevirt.kube.guarded.guarded_patch`) or a KubeVirt
 subresource. Reads cost no API call once the watch cache has synced.
 """
 
@@ -27,13 +27,13 @@ from sushy_tools import error
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import bootonce
-from sushy_kubevirt.drivers import errors
+from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import vmedia
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import cluster as cluster_mod
-from sushy_kubevirt.kube import errors as kube_errors
-from sushy_kubevirt.kube import writes
+from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import fields
@@ -180,8 +180,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     def _patch(self, ident, build_ops):
         namespace, name = self._locate(ident)
-        writes.guarded_patch(self.cluster, namespace, name, build_ops,
-                             retries=PATCH_ATTEMPTS)
+        guarded.guarded_patch(self.cluster, namespace, name, build_ops,
+                              retries=PATCH_ATTEMPTS)
 
     # extensions used by sushy_kubevirt.plugin / routes
 
@@ -207,26 +207,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     # identity
 
     @property
-    @errors.translate
+    @errormap.translate
     def systems(self):
         return self._ids.systems()
 
-    @errors.translate
+    @errormap.translate
     def uuid(self, identity_):
         return identity.firmware_uuid(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def name(self, identity_):
         return identity.key(self._vm(identity_))[1]
 
     # power
 
-    @errors.translate
+    @errormap.translate
     def get_power_state(self, identity_):
         vm = self._vm(identity_)
         return power.power_state(vm, self._vmi(vm))
 
-    @errors.translate
+    @errormap.translate
     def set_power_state(self, identity_, state):
         vm = self._vm(identity_)
         namespace, name = identity.key(vm)
@@ -235,8 +235,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         for call in calls:
             try:
                 self._perform(namespace, name, call)
-            except kube_errors.Conflict as exc:
-                raise errors.busy('Cannot %s now: %s' % (state, exc))
+            except apierrors.Conflict as exc:
+                raise errormap.busy('Cannot %s now: %s' % (state, exc))
 
     def _reset_plan(self, state, vm):
         """``(vm, calls)`` for reset ``state``, confirmed live if need be.
@@ -263,7 +263,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     def _perform(self, namespace, name, call):
         if call.action == power.RUN_STRATEGY:
-            writes.guarded_patch(
+            guarded.guarded_patch(
                 self.cluster, namespace, name,
                 lambda vm: power.strategy_ops(vm, call.body))
         elif call.target == 'vm':
@@ -275,7 +275,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     # virtual media (sushy_kubevirt.drivers.vmedia does the work)
 
-    @errors.translate
+    @errormap.translate
     def set_boot_image(self, identity_, device, boot_image=None,
                        write_protected=True):
         if not self._kubevirt_vmedia():
@@ -287,16 +287,16 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     # boot device
 
-    @errors.translate
+    @errormap.translate
     def get_boot_device(self, identity_):
         return boot.boot_device(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def get_boot_source_override_enabled(self, identity_):
         """'Once' while a one-time boot is pending, else 'Continuous'."""
         return boot.override_enabled(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def set_boot_device(self, identity_, boot_source):
         """Set the boot target, once or persistently.
 
@@ -325,12 +325,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             self._patch(identity_, lambda vm: boot.continuous_ops(
                 vm, boot_source))
 
-    @errors.translate
+    @errormap.translate
     def get_http_boot_uri(self, identity_):
         return fields.annotation(self._vm(identity_),
                                  HTTP_BOOT_URI_ANNOTATION)
 
-    @errors.translate
+    @errormap.translate
     def set_http_boot_uri(self, uri):
         """Store ``uri`` on the VM of the current request (None: remove)."""
         ident = flask.request.view_args['identity']
@@ -343,64 +343,64 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     # firmware
 
-    @errors.translate
+    @errormap.translate
     def get_boot_mode(self, identity_):
         return firmware.boot_mode(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def set_boot_mode(self, identity_, boot_mode):
         self._patch(identity_, lambda vm: firmware.boot_mode_ops(
             vm, boot_mode))
 
-    @errors.translate
+    @errormap.translate
     def get_secure_boot(self, identity_):
         return firmware.secure_boot(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def set_secure_boot(self, identity_, secure):
         if not isinstance(secure, bool):
             raise error.BadRequest('SecureBootEnable must be true or false')
         self._patch(identity_, lambda vm: firmware.secure_boot_ops(
             vm, secure))
 
-    @errors.translate
+    @errormap.translate
     def get_bios(self, identity_):
         return bios.bios(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def set_bios(self, identity_, attributes):
         if not isinstance(attributes, dict) or not attributes:
             raise error.BadRequest('Attributes must be a non-empty object')
         self._patch(identity_, lambda vm: bios.set_bios_ops(vm, attributes))
 
-    @errors.translate
+    @errormap.translate
     def reset_bios(self, identity_):
         self._patch(identity_, bios.reset_bios_ops)
 
-    @errors.translate
+    @errormap.translate
     def get_versions(self, identity_):
         return bios.versions(self._vm(identity_))
 
     # inventory
 
-    @errors.translate
+    @errormap.translate
     def get_total_memory(self, identity_):
         return inventory.total_memory_gib(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def get_total_cpus(self, identity_):
         return inventory.total_cpus(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def get_processors(self, identity_):
         return inventory.processors(self._vm(identity_))
 
-    @errors.translate
+    @errormap.translate
     def get_nics(self, identity_):
         vm = self._vm(identity_)
         return inventory.nics(vm, self._vmi(vm))
 
-    @errors.translate
+    @errormap.translate
     def get_simple_storage_collection(self, identity_):
         vm = self._vm(identity_)
         datavolumes = None

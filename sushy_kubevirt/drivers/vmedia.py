@@ -42,15 +42,15 @@ from sushy_tools.emulator.resources import vmedia
 from sushy_tools import error
 
 from sushy_kubevirt import config as config_mod
-from sushy_kubevirt.drivers import errors
-from sushy_kubevirt.kube import errors as kube_errors
-from sushy_kubevirt.kube import writes
+from sushy_kubevirt.drivers import errormap
+from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import boot
-from sushy_kubevirt.kubevirt import errors as model_errors
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity as identity_mod
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import power
+from sushy_kubevirt.kubevirt import refusals
 
 CD = 'Cd'
 DEVICES = {CD: {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}
@@ -169,7 +169,7 @@ def check_power_on(cluster, vm, calls):
         retryable, message = blocker
         message = 'Cannot power on yet: %s' % message
         if retryable:
-            raise errors.busy(message + '; retry later')
+            raise errormap.busy(message + '; retry later')
         raise error.Conflict(message)
 
 
@@ -180,7 +180,7 @@ def _eject_ops(vm, device):
         return detach
     try:
         reset = boot.boot_device_ops(vm, boot.HDD)
-    except model_errors.ModelError:
+    except refusals.ModelError:
         reset = []
     return reset + detach
 
@@ -198,16 +198,16 @@ def set_boot_image(systems, identity, device, boot_image=None,
     vm = find_vm(systems, identity)
     namespace, name = identity_mod.key(vm)
     if boot_image is None:
-        writes.guarded_patch(systems.cluster, namespace, name,
-                             lambda vm: _eject_ops(vm, device))
+        guarded.guarded_patch(systems.cluster, namespace, name,
+                              lambda vm: _eject_ops(vm, device))
         return
     dv = systems.cluster.get_datavolume(namespace, boot_image)
     if dv is None or not media.is_tray(dv, vm, device):
         raise error.NotFound('No virtual media DataVolume %s' % boot_image)
     if fields.annotation(dv, media.ANNOTATION_INSERTED) == 'false':
         return
-    writes.guarded_patch(systems.cluster, namespace, name,
-                         lambda vm: media.attach_ops(vm, device, boot_image))
+    guarded.guarded_patch(systems.cluster, namespace, name,
+                          lambda vm: media.attach_ops(vm, device, boot_image))
 
 
 def _request_parameters():
@@ -313,7 +313,7 @@ def _reusable(dv, image_url, username, inserted):
 def _ignore_missing(call, *args):
     try:
         call(*args)
-    except kube_errors.NotFound:
+    except apierrors.NotFound:
         pass
 
 
@@ -350,7 +350,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         dv = _tray_datavolume(self._cluster, vm, device)
         return dv, media.media_state(vm, dv)
 
-    @errors.translate
+    @errormap.translate
     def get_device_image_info(self, identity, device):
         """The tray as the VM and its DataVolume show it now."""
         dv, state = self._tray(identity, device)
@@ -361,7 +361,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             state.write_protected, username or '',
             _MASKED if username is not None else '', True)
 
-    @errors.translate
+    @errormap.translate
     def get_device_status(self, identity, device):
         """Properties added to the VirtualMedia resource (routes hook).
 
@@ -413,7 +413,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
     def delete_certificate(self, identity, device, cert_id):
         raise error.NotFound('Certificate %s not found' % cert_id)
 
-    @errors.translate
+    @errormap.translate
     def insert_image(self, identity, device, image_url, inserted=True,
                      write_protected=True, username=None, password=None):
         """Import ``image_url`` into the tray; return the DataVolume name.
@@ -455,7 +455,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             secret = body['metadata']['name']
             try:
                 self._cluster.create_secret(namespace, body)
-            except kube_errors.Conflict:
+            except apierrors.Conflict:
                 _ignore_missing(self._cluster.delete_secret, namespace,
                                 secret)
                 self._cluster.create_secret(namespace, body)
@@ -472,7 +472,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             username=auth and auth[0])
         try:
             self._cluster.create_datavolume(namespace, body)
-        except kube_errors.Conflict:
+        except apierrors.Conflict:
             raise error.Conflict(
                 'DataVolume %s/%s is still being replaced; retry the '
                 'InsertMedia' % (namespace, dv_name))
@@ -483,8 +483,8 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
                 return media.attach_ops(vm, device, dv_name)
             return media.detach_ops(vm, device)
         try:
-            writes.guarded_patch(self._cluster, namespace, name, build)
-        except kube_errors.ApiError:
+            guarded.guarded_patch(self._cluster, namespace, name, build)
+        except apierrors.ApiError:
             dv = self._cluster.get_datavolume(namespace, dv_name)
             if dv is not None:
                 self._delete_tray(namespace, dv)
@@ -497,7 +497,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         if secret:
             _ignore_missing(self._cluster.delete_secret, namespace, secret)
 
-    @errors.translate
+    @errormap.translate
     def eject_image(self, identity, device):
         """Detach the CD-ROM (one guarded patch), delete the DataVolume.
 
@@ -509,8 +509,8 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         vm = find_vm(self._systems, identity)
         namespace, name = identity_mod.key(vm)
         dv = _tray_datavolume(self._cluster, vm, device)
-        writes.guarded_patch(self._cluster, namespace, name,
-                             lambda vm: _eject_ops(vm, device))
+        guarded.guarded_patch(self._cluster, namespace, name,
+                              lambda vm: _eject_ops(vm, device))
         if dv is not None and media.is_tray(dv, vm, device):
             self._delete_tray(namespace, dv)
             self._logger.info('Virtual media %s of %s/%s ejected',

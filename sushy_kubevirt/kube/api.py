@@ -13,7 +13,7 @@
 """Live Kubernetes API calls: rate-limited, counted, errors translated.
 
 Every call returns plain dicts (or the raw streaming response for watches)
-and raises :mod:`sushy_kubevirt.kube.errors` exceptions. A call other
+and raises :mod:`sushy_kubevirt.kube.apierrors` exceptions. A call other
 than a list or a watch answered 429 is sent again after its Retry-After
 (bounded).
 """
@@ -24,7 +24,7 @@ import time
 from kubernetes.client import exceptions as k8s_exceptions
 import urllib3
 
-from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import apierrors
 
 JSON = 'application/json'
 JSON_PATCH = 'application/json-patch+json'
@@ -82,9 +82,9 @@ class Api:
                 method, url, header_params=headers, body=body,
                 _request_timeout=timeout or self.timeout)
         except k8s_exceptions.ApiException as exc:
-            raise errors.from_exception(exc) from exc
+            raise apierrors.from_exception(exc) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise errors.Unavailable('%s %s: %s' % (method, path, exc)) \
+            raise apierrors.Unavailable('%s %s: %s' % (method, path, exc)) \
                 from exc
         return response
 
@@ -93,8 +93,8 @@ class Api:
         response = self._send(verb, label, method, path, **kwargs)
         data = response.read()
         if not 200 <= response.status <= 299:
-            raise errors.from_response(response.status, data,
-                                       response.headers)
+            raise apierrors.from_response(response.status, data,
+                                          response.headers)
         return json.loads(data) if data else None
 
     def _call(self, verb, label, method, path, **kwargs):
@@ -103,7 +103,7 @@ class Api:
         for attempt in range(1, THROTTLED_ATTEMPTS + 1):
             try:
                 return self._call_once(verb, label, method, path, **kwargs)
-            except errors.TooManyRequests as exc:
+            except apierrors.TooManyRequests as exc:
                 delay = 1.0 if exc.retry_after is None else \
                     max(0.0, float(exc.retry_after))
                 if attempt == THROTTLED_ATTEMPTS or \
@@ -141,8 +141,8 @@ class Api:
                               timeout=timeout)
         if not 200 <= response.status <= 299:
             data = response.read()
-            raise errors.from_response(response.status, data,
-                                       response.headers)
+            raise apierrors.from_response(response.status, data,
+                                          response.headers)
         return response.response
 
     def get(self, resource, namespace, name):
@@ -171,12 +171,12 @@ class Api:
             return self._call('patch', resource.plural, 'PATCH',
                               resource.path(namespace, name),
                               body=operations, content_type=JSON_PATCH)
-        except errors.Invalid as exc:
+        except apierrors.Invalid as exc:
             # kube answers a failed ``test`` with a bare 422: with a leading
             # test that is (almost always) the object having changed.
             if operations[0].get('op') == 'test' and \
-                    errors.patch_not_applicable(exc):
-                raise errors.Conflict(
+                    apierrors.patch_not_applicable(exc):
+                raise apierrors.Conflict(
                     '%s (the JSON patch did not apply: a test failed or a '
                     'path is missing)' % exc.message, status=422,
                     reason=exc.reason) from exc

@@ -27,9 +27,9 @@ import time
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import accounting as accounting_mod
 from sushy_kubevirt.kube import api as api_mod
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
 from sushy_kubevirt.kube import dispatcher as dispatcher_mod
-from sushy_kubevirt.kube import errors
 from sushy_kubevirt.kube import informer as informer_mod
 from sushy_kubevirt.kube import limiter
 from sushy_kubevirt.kube import lister as lister_mod
@@ -196,19 +196,19 @@ class Cluster:
         if namespace is not None:
             try:
                 api.get(res.NAMESPACE, None, namespace)
-            except errors.NotFound:
+            except apierrors.NotFound:
                 raise config.ConfigError('%s: namespace %r does not exist'
                                          % (key, namespace)) from None
-            except errors.Forbidden:
+            except apierrors.Forbidden:
                 LOG.debug('Cannot read namespace %s; checking its VMs only',
                           namespace)
-            except errors.ApiError as exc:
+            except apierrors.ApiError as exc:
                 raise config.ConfigError('%s: cannot check %s: %s'
                                          % (key, where, exc)) from exc
         try:
             api.list(res.VM, namespace, self.settings.label_selector,
                      limit=1)
-        except errors.ApiError as exc:
+        except apierrors.ApiError as exc:
             raise config.ConfigError('%s: cannot list virtualmachines in '
                                      '%s: %s' % (key, where, exc)) from exc
 
@@ -316,7 +316,7 @@ class Cluster:
         return obj
 
     def get_vm_live(self, namespace, name):
-        """GET the VM from the API server. :raises errors.NotFound:"""
+        """GET the VM from the API server. :raises apierrors.NotFound:"""
         vm = self._run().api.get(res.VM, namespace, name)
         return self._note(res.VM, namespace, vm)
 
@@ -327,7 +327,7 @@ class Cluster:
         """
         try:
             vmi = self._run().api.get(res.VMI, namespace, name)
-        except errors.NotFound:
+        except apierrors.NotFound:
             return None
         return self._note(res.VMI, namespace, vmi)
 
@@ -335,7 +335,7 @@ class Cluster:
         """GET the DataVolume from the API server; None when absent."""
         try:
             dv = self._run().api.get(res.DATAVOLUME, namespace, name)
-        except errors.NotFound:
+        except apierrors.NotFound:
             return None
         return self._note(res.DATAVOLUME, namespace, dv) \
             if self.datavolumes else dv

@@ -26,9 +26,9 @@ import logging
 import threading
 
 from sushy_kubevirt.kube import accounting
+from sushy_kubevirt.kube import indexer
 from sushy_kubevirt.kube import reflector as reflector_mod
 from sushy_kubevirt.kube import resources
-from sushy_kubevirt.kube import store as store_mod
 
 LOG = logging.getLogger(__name__)
 
@@ -111,7 +111,7 @@ class Informer:
                  timings=None, name=None):
         self.resource = resource
         self.namespace = namespace
-        self.store = store_mod.Store(indexers)
+        self.store = indexer.Store(indexers)
         self.transform = transform
         self.reflector = reflector_mod.Reflector(
             api, resource, self._replace, self._event, namespace=namespace,

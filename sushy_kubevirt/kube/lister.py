@@ -23,7 +23,7 @@ logged once and no API call, until the informer syncs.
 
 import logging
 
-from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import apierrors
 
 LOG = logging.getLogger(__name__)
 
@@ -70,9 +70,9 @@ class Lister:
                 return found[0] if found else None
             return self.informer.transform(
                 self.api.get(self.informer.resource, namespace, name))
-        except errors.NotFound:
+        except apierrors.NotFound:
             return None
-        except errors.Forbidden as exc:
+        except apierrors.Forbidden as exc:
             self._refuse(exc)
             return None
 
@@ -96,7 +96,7 @@ class Lister:
             return []
         try:
             return self._live_list(self.informer.namespace)
-        except errors.Forbidden as exc:
+        except apierrors.Forbidden as exc:
             self._refuse(exc)
             return []
 

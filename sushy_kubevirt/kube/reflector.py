@@ -41,8 +41,8 @@ import typing
 
 import urllib3
 
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import backoff as backoff_mod
-from sushy_kubevirt.kube import errors
 from sushy_kubevirt.kube import stream
 
 LOG = logging.getLogger(__name__)
@@ -143,17 +143,17 @@ class Reflector:
                 self._watch()
                 self.last_error = None
                 continue
-            except errors.Gone as exc:
+            except apierrors.Gone as exc:
                 LOG.info('%s: %s; relisting', self.name, exc.message)
                 need_list = True
                 exc_seen = exc
-            except errors.TooManyRequests as exc:
+            except apierrors.TooManyRequests as exc:
                 delay = exc.retry_after or 0.0
                 exc_seen = exc
-            except (errors.Unavailable, _Retry) as exc:
+            except (apierrors.Unavailable, _Retry) as exc:
                 exc_seen = exc
-            except errors.ApiError as exc:
-                if errors.too_large(exc):
+            except apierrors.ApiError as exc:
+                if apierrors.too_large(exc):
                     # The server has not reached the resourceVersion we
                     # resume from (restored, or a lagging replica):
                     # relisting there would wait and fail the same way.
@@ -172,7 +172,7 @@ class Reflector:
                 break
             self.last_error = exc_seen
             delay = max(delay, self._backoff.next())
-            log = LOG.error if isinstance(exc_seen, errors.Forbidden) \
+            log = LOG.error if isinstance(exc_seen, apierrors.Forbidden) \
                 else LOG.warning
             log('%s: %s: %s; retrying in %.2f s%s', self.name,
                 type(exc_seen).__name__, exc_seen, delay,
@@ -185,9 +185,9 @@ class Reflector:
         rv = None if self._rv_unavailable else self.last_rv
         try:
             items, list_rv = self._list_at(rv)
-        except errors.ApiError as exc:
-            if rv is None or not (isinstance(exc, errors.Gone) or
-                                  errors.too_large(exc)):
+        except apierrors.ApiError as exc:
+            if rv is None or not (isinstance(exc, apierrors.Gone) or
+                                  apierrors.too_large(exc)):
                 raise
             LOG.info('%s: resourceVersion %s unavailable (%s); listing the '
                      'latest', self.name, rv, exc.message)
@@ -222,7 +222,7 @@ class Reflector:
             try:
                 page = self.api.list(self.resource, self.namespace,
                                      self.label_selector, rv, limit, token)
-            except errors.Gone:
+            except apierrors.Gone:
                 if token is None:
                     raise
                 # The continue token expired: list again, unpaginated.
@@ -279,7 +279,7 @@ class Reflector:
     def _handle(self, event):
         kind, obj = event.get('type'), event.get('object') or {}
         if kind == 'ERROR':
-            raise errors.from_status(obj)
+            raise apierrors.from_status(obj)
         if kind in ('ADDED', 'MODIFIED', 'DELETED'):
             self._on_event(kind, obj)
         elif kind != 'BOOKMARK':

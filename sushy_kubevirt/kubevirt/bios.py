@@ -23,13 +23,13 @@ secure-boot requests do (applied at the next start).
 
 import json
 
-from sushy_kubevirt.kubevirt import errors
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import jsonpatch
+from sushy_kubevirt.kubevirt import refusals
 
-InvalidAttributeValue = errors.InvalidAttributeValue
-UnknownAttribute = errors.UnknownAttribute
+InvalidAttributeValue = refusals.InvalidAttributeValue
+UnknownAttribute = refusals.UnknownAttribute
 
 BIOS_ANNOTATION = 'sushy-kubevirt.io/bios'
 VERSIONS_ANNOTATION = 'sushy-kubevirt.io/versions'
@@ -76,7 +76,7 @@ def bios(vm):
 
 def _check(name, value, allowed):
     if value not in allowed:
-        raise errors.InvalidAttributeValue(
+        raise refusals.InvalidAttributeValue(
             'Invalid value %r for BIOS attribute %s; allowed: %s'
             % (value, name, ', '.join(allowed)))
 
@@ -97,11 +97,11 @@ def set_bios_ops(vm, attributes):
     """
     unknown = sorted(set(attributes) - set(DEFAULT_ATTRIBUTES))
     if unknown:
-        raise errors.UnknownAttribute(
+        raise refusals.UnknownAttribute(
             'Unknown BIOS attribute(s): %s' % ', '.join(unknown))
     for name, value in attributes.items():
         if not isinstance(value, (str, int, float, bool)):
-            raise errors.InvalidAttributeValue(
+            raise refusals.InvalidAttributeValue(
                 'BIOS attribute %s must be a string, number or boolean'
                 % name)
     ops = []

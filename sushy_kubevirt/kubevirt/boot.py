@@ -38,12 +38,12 @@ override is consumed only by a Redfish restart or a power cycle.
 
 import json
 
-from sushy_kubevirt.kubevirt import errors
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import jsonpatch
+from sushy_kubevirt.kubevirt import refusals
 
-NoSuchDevice = errors.NoSuchDevice
-UnsupportedTarget = errors.UnsupportedTarget
+NoSuchDevice = refusals.NoSuchDevice
+UnsupportedTarget = refusals.UnsupportedTarget
 
 PXE = 'Pxe'
 HDD = 'Hdd'
@@ -91,7 +91,7 @@ def _root(devices):
 
 def _normalize(target):
     if target not in TARGETS:
-        raise errors.UnsupportedTarget(
+        raise refusals.UnsupportedTarget(
             'Unsupported BootSourceOverrideTarget %r; supported: %s'
             % (target, ', '.join(TARGETS)))
     return PXE if target == UEFI_HTTP else target
@@ -116,7 +116,7 @@ def _desired(devices, target):
     current = _order(devices)
     targets = [d[0] for d in devices if d[1] == target]
     if not targets:
-        raise errors.NoSuchDevice(target)
+        raise refusals.NoSuchDevice(target)
     rank = {k: i for i, k in enumerate(current)}
     targets.sort(key=lambda k: (k not in rank, rank.get(k, 0)))
     others = [k for k in current if k not in targets]

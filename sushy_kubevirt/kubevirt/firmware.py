@@ -18,11 +18,11 @@ the pending change as VM condition ``RestartRequired``
 (:func:`restart_required`).
 """
 
-from sushy_kubevirt.kubevirt import errors
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import refusals
 
-SecureBootRequiresUefi = errors.SecureBootRequiresUefi
-UnknownBootMode = errors.UnknownBootMode
+SecureBootRequiresUefi = refusals.SecureBootRequiresUefi
+UnknownBootMode = refusals.UnknownBootMode
 
 UEFI = 'UEFI'
 LEGACY = 'Legacy'
@@ -61,7 +61,7 @@ def boot_mode_ops(vm, mode, secure=False):
     are kept. Raises UnknownBootMode for other modes.
     """
     if mode not in BOOT_MODES:
-        raise errors.UnknownBootMode(
+        raise refusals.UnknownBootMode(
             'Unknown boot mode %r; allowed values: UEFI, Legacy' % (mode,))
     if mode == boot_mode(vm):
         return []
@@ -84,7 +84,7 @@ def secure_boot_ops(vm, enabled):
     if enabled == secure_boot(vm):
         return []
     if boot_mode(vm) != UEFI:
-        raise errors.SecureBootRequiresUefi(
+        raise refusals.SecureBootRequiresUefi(
             'Secure boot requires the UEFI boot mode; switch '
             'BootSourceOverrideMode to UEFI first')
     ops = fields.set_ops(vm, BOOTLOADER + ('efi', 'secureBoot'), enabled)

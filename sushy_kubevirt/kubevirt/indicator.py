@@ -17,8 +17,8 @@ VM so that every emulator process and replica reads the same value and a
 restart loses nothing. Values are DMTF ``IndicatorLED`` values.
 """
 
-from sushy_kubevirt.kubevirt import errors
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import refusals
 
 ANNOTATION = 'sushy-kubevirt.io/indicator-led'
 #: DMTF IndicatorLED values a client may set (as sushy-tools accepts).
@@ -27,7 +27,7 @@ STATES = ('Lit', 'Blinking', 'Off')
 DEFAULT = 'Lit'
 
 
-class UnknownState(errors.ModelError):
+class UnknownState(refusals.ModelError):
     """IndicatorLED other than Lit, Blinking or Off (400)."""
 
 

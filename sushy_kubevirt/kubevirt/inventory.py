@@ -22,10 +22,10 @@ import decimal
 import math
 import re
 
-from sushy_kubevirt.kubevirt import errors
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import refusals
 
-InvalidQuantity = errors.InvalidQuantity
+InvalidQuantity = refusals.InvalidQuantity
 
 GIB = 1024 ** 3
 _SUFFIXES = {
@@ -44,7 +44,7 @@ DEFAULT_BUS = {'disk': 'virtio', 'cdrom': 'sata', 'lun': 'scsi'}
 def _decimal(quantity):
     match = _QUANTITY.match(str(quantity).strip())
     if not match:
-        raise errors.InvalidQuantity('Invalid quantity %r' % (quantity,))
+        raise refusals.InvalidQuantity('Invalid quantity %r' % (quantity,))
     number, exponent, suffix = match.groups()
     return decimal.Decimal(number + (exponent or '')) * _SUFFIXES[
         suffix or '']

@@ -54,14 +54,14 @@ gives it ``runStrategy: Manual``.
 
 import collections
 
-from sushy_kubevirt.kubevirt import errors
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import jsonpatch
+from sushy_kubevirt.kubevirt import refusals
 
-NotSupported = errors.NotSupported
-TransitionInProgress = errors.TransitionInProgress
-UnknownResetType = errors.UnknownResetType
+NotSupported = refusals.NotSupported
+TransitionInProgress = refusals.TransitionInProgress
+UnknownResetType = refusals.UnknownResetType
 
 ON = 'On'
 OFF = 'Off'
@@ -190,7 +190,7 @@ def power_state(vm, vmi):
 
 
 def _busy(reset_type, state):
-    return errors.TransitionInProgress(
+    return refusals.TransitionInProgress(
         'Cannot %s while the system is %s; retry when the transition '
         'ends' % (reset_type, state))
 
@@ -330,11 +330,11 @@ def reset_plan(reset_type, vm, vmi):
     stops, a stop while a start request has no VMI yet).
     """
     if reset_type in UNSUPPORTED_RESET_TYPES:
-        raise errors.NotSupported(
+        raise refusals.NotSupported(
             'ResetType %s is not supported by KubeVirt virtual machines'
             % reset_type)
     if reset_type not in SUPPORTED_RESET_TYPES:
-        raise errors.UnknownResetType(
+        raise refusals.UnknownResetType(
             'Unknown ResetType %r; allowed values: %s'
             % (reset_type, ', '.join(SUPPORTED_RESET_TYPES)))
     state = power_state(vm, vmi)

@@ -21,7 +21,7 @@ import pytest
 from tests.functional.kube.conftest import kube_calls
 
 from sushy_kubevirt.kube import api
-from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import apierrors
 
 VM_PATH = '/virtualmachines/vm-00001$'
 
@@ -56,7 +56,7 @@ def test_throttled_beyond_the_bound_raises(sim, cluster):
     sim.faults.status(429, retry_after=0.1, method='PATCH', path=VM_PATH,
                       times=api.THROTTLED_ATTEMPTS + 1)
     sim.request_log.clear()
-    with pytest.raises(errors.TooManyRequests):
+    with pytest.raises(apierrors.TooManyRequests):
         cluster.patch_vm('default', 'vm-00001', _annotate('no'))
     assert len(kube_calls(sim, 'patch')) == api.THROTTLED_ATTEMPTS
     vm = cluster.get_vm_live('default', 'vm-00001')
@@ -67,6 +67,6 @@ def test_long_retry_after_is_not_waited(sim, cluster):
     sim.faults.status(429, retry_after=api.THROTTLED_WAIT + 1,
                       method='PATCH', path=VM_PATH, times=1)
     sim.request_log.clear()
-    with pytest.raises(errors.TooManyRequests):
+    with pytest.raises(apierrors.TooManyRequests):
         cluster.patch_vm('default', 'vm-00001', _annotate('no'))
     assert len(kube_calls(sim, 'patch')) == 1

@@ -17,8 +17,8 @@ import time
 import pytest
 from tests.functional.kube.conftest import wait_for
 
-from sushy_kubevirt.kube import errors
-from sushy_kubevirt.kube import writes
+from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kube import guarded
 
 GROUP, VERSION = 'kubevirt.io', 'v1'
 VM_WATCH = dict(path='/virtualmachines$', query={'watch': 'true'})
@@ -91,7 +91,7 @@ def test_guarded_patch_retries_on_conflict(sim, cluster, custom_api):
         seen.append(cores(vm))
         return annotate('seen-cores', str(cores(vm)), vm)
 
-    vm = writes.guarded_patch(cluster, 'default', 'vm-00002', build)
+    vm = guarded.guarded_patch(cluster, 'default', 'vm-00002', build)
     assert seen == [2, 3]
     assert vm['metadata']['annotations']['seen-cores'] == '3'
     # The simulator logs a request after answering it: skip the edit.
@@ -104,18 +104,18 @@ def test_guarded_patch_retries_on_conflict(sim, cluster, custom_api):
 
 def test_guarded_patch_nothing_to_do_makes_no_call(sim, cluster):
     sim.request_log.clear()
-    vm = writes.guarded_patch(cluster, 'default', 'vm-00000',
-                              lambda vm: [])
+    vm = guarded.guarded_patch(cluster, 'default', 'vm-00000',
+                               lambda vm: [])
     assert vm['metadata']['name'] == 'vm-00000'
     assert sim.request_log.entries(verb=lambda v: v != 'watch') == []
-    with pytest.raises(errors.NotFound):
-        writes.guarded_patch(cluster, 'default', 'missing', lambda vm: [])
+    with pytest.raises(apierrors.NotFound):
+        guarded.guarded_patch(cluster, 'default', 'missing', lambda vm: [])
 
 
 def test_guarded_patch_that_cannot_apply_is_invalid(sim, cluster):
     sim.request_log.clear()
-    with pytest.raises(errors.Invalid):
-        writes.guarded_patch(
+    with pytest.raises(apierrors.Invalid):
+        guarded.guarded_patch(
             cluster, 'default', 'vm-00000',
             lambda vm: [{'op': 'remove', 'path': '/metadata/labels/nope'}])
     assert len(calls(sim, 'patch')) == 1

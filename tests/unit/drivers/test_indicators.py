@@ -21,7 +21,7 @@ from sushy_tools import error
 
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import systems
-from sushy_kubevirt.kube import errors as kube_errors
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import indicator
 from sushy_kubevirt.kubevirt import jsonpatch
@@ -165,8 +165,8 @@ def test_a_system_request_uses_its_own_id():
 
 
 @pytest.mark.parametrize('exc, code', [
-    (kube_errors.Unavailable('down'), 503),
-    (kube_errors.Forbidden('no', status=403, reason='Forbidden'), 500)])
+    (apierrors.Unavailable('down'), 503),
+    (apierrors.Forbidden('no', status=403, reason='Forbidden'), 500)])
 def test_kubernetes_errors_are_translated(exc, code):
     cluster = FakeCluster(_vm('node-0'))
     cluster.fail = exc

@@ -20,7 +20,7 @@ from sushy_tools import error
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import systems
-from sushy_kubevirt.kube import errors as kube_errors
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
 
@@ -149,10 +149,10 @@ def test_bad_reset_types(app, reset_type, status, words):
 
 
 @pytest.mark.parametrize('fail, status', [
-    (kube_errors.Forbidden('denied', status=403), 500),
-    (kube_errors.Invalid('bad boot order', status=422), 400),
-    (kube_errors.Unavailable('refused'), 503),
-    (kube_errors.NotFound('gone', status=404), 404),
+    (apierrors.Forbidden('denied', status=403), 500),
+    (apierrors.Invalid('bad boot order', status=422), 400),
+    (apierrors.Unavailable('refused'), 503),
+    (apierrors.NotFound('gone', status=404), 404),
 ])
 def test_kube_errors_are_never_a_success(app, fail, status):
     vm = _vm('node-0')
@@ -168,7 +168,7 @@ def test_kube_errors_are_never_a_success(app, fail, status):
 def test_start_conflict_is_retryable_409(app):
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
-    cluster.fail = kube_errors.Conflict('VM is already running', status=409)
+    cluster.fail = apierrors.Conflict('VM is already running', status=409)
     with app.app_context(), pytest.raises(error.Conflict) as exc:
         _driver(cluster).set_power_state(identity.firmware_uuid(vm), 'On')
     assert 'ActionParameterValueConflict' in str(exc.value)

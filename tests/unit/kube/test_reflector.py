@@ -17,7 +17,7 @@ import threading
 
 import urllib3
 
-from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import reflector
 from sushy_kubevirt.kube import resources
 
@@ -69,8 +69,8 @@ class FakeApi:
         self.calls.append(call)
         if not self.script:
             self.done.set()
-            raise errors.TooManyRequests('script over', status=429,
-                                         retry_after=60)
+            raise apierrors.TooManyRequests('script over', status=429,
+                                            retry_after=60)
         answer = self.script.pop(0)
         if isinstance(answer, Exception):
             raise answer
@@ -120,7 +120,7 @@ def test_gone_relists_at_last_rv_then_latest():
         Stream([{'type': 'ADDED', 'object': obj('b', 12)},
                 {'type': 'ERROR', 'object': {'kind': 'Status', 'code': 410,
                                              'reason': 'Expired'}}]),
-        errors.Gone('too old', status=410),
+        apierrors.Gone('too old', status=410),
         page([], 30),
         Stream(),
     ])
@@ -135,8 +135,8 @@ def test_drop_refused_and_429_rewatch_without_relist():
         page([], 11),
         Stream([{'type': 'ADDED', 'object': obj('b', 12)}],
                error=urllib3.exceptions.ProtocolError('drop')),
-        errors.Unavailable('refused'),
-        errors.TooManyRequests('slow', status=429, retry_after=0.001),
+        apierrors.Unavailable('refused'),
+        apierrors.TooManyRequests('slow', status=429, retry_after=0.001),
         Stream(error=urllib3.exceptions.ReadTimeoutError(None, '', 'x')),
     ])
     assert [c[0] for c in calls] == ['list'] + ['watch'] * 5
@@ -163,7 +163,7 @@ def test_too_large_in_stream_relists_latest():
 
 
 def test_too_large_list_falls_back_to_latest():
-    too_large = errors.ApiError(
+    too_large = apierrors.ApiError(
         'Timeout: Too large resource version: 12', status=504)
     calls, _ = run([
         page([], 11),
@@ -209,9 +209,9 @@ def test_counts_relists_watch_restarts_and_rv_age():
 
 def test_forbidden_backs_off_and_relists():
     calls, _ = run([
-        errors.Forbidden('no', status=403),
+        apierrors.Forbidden('no', status=403),
         page([], 11),
-        errors.Forbidden('no', status=403),
+        apierrors.Forbidden('no', status=403),
         page([], 12),
     ])
     assert [c[0] for c in calls[:5]] == ['list', 'list', 'watch', 'list',
@@ -221,7 +221,7 @@ def test_forbidden_backs_off_and_relists():
 def test_paginated_list_and_expired_continue():
     calls, seen = run([
         page([obj('a', 1)], 11, token='t1'),
-        errors.Gone('continue expired', status=410),
+        apierrors.Gone('continue expired', status=410),
         page([obj('a', 1), obj('b', 2)], 12),
     ])
     assert calls[:3] == [('list', None, 500, None),

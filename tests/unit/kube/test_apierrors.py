@@ -14,7 +14,7 @@ import json
 
 from kubernetes.client import exceptions as k8s_exceptions
 
-from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import apierrors
 
 
 def status(code, reason, message, **extra):
@@ -24,44 +24,44 @@ def status(code, reason, message, **extra):
 
 
 def test_classes_by_status():
-    for code, cls in ((403, errors.Forbidden), (404, errors.NotFound),
-                      (409, errors.Conflict), (410, errors.Gone),
-                      (422, errors.Invalid), (500, errors.ApiError)):
-        exc = errors.from_response(code, status(code, 'X', 'boom'))
+    for code, cls in ((403, apierrors.Forbidden), (404, apierrors.NotFound),
+                      (409, apierrors.Conflict), (410, apierrors.Gone),
+                      (422, apierrors.Invalid), (500, apierrors.ApiError)):
+        exc = apierrors.from_response(code, status(code, 'X', 'boom'))
         assert type(exc) is cls
         assert exc.status == code
         assert exc.message == 'boom'
 
 
 def test_failed_json_patch_test_is_conflict():
-    exc = errors.from_response(
+    exc = apierrors.from_response(
         422, status(422, 'Invalid', 'the server rejected our request due to '
                     'an error in our request: testing value '
                     '/metadata/resourceVersion failed: test failed'))
-    assert isinstance(exc, errors.Conflict)
+    assert isinstance(exc, apierrors.Conflict)
 
 
 def test_plain_text_429_with_retry_after():
-    exc = errors.from_response(
+    exc = apierrors.from_response(
         429, b'Too many requests, please try again later.\n',
         {'Retry-After': '3'})
-    assert isinstance(exc, errors.TooManyRequests)
+    assert isinstance(exc, apierrors.TooManyRequests)
     assert exc.retry_after == 3.0
     assert exc.message == 'Too many requests, please try again later.'
 
 
 def test_status_retry_after_seconds():
-    exc = errors.from_status({'code': 429, 'reason': 'TooManyRequests',
-                              'message': 'slow down',
-                              'details': {'retryAfterSeconds': 2}})
+    exc = apierrors.from_status({'code': 429, 'reason': 'TooManyRequests',
+                                 'message': 'slow down',
+                                 'details': {'retryAfterSeconds': 2}})
     assert exc.retry_after == 2.0
 
 
 def test_watch_error_event_status():
-    exc = errors.from_status({'kind': 'Status', 'code': 410,
-                              'reason': 'Expired',
-                              'message': 'too old resource version: 1 (5)'})
-    assert isinstance(exc, errors.Gone)
+    exc = apierrors.from_status({'kind': 'Status', 'code': 410,
+                                 'reason': 'Expired',
+                                 'message': 'too old resource version: 1 (5)'})
+    assert isinstance(exc, apierrors.Gone)
     assert exc.reason == 'Expired'
 
 
@@ -69,26 +69,27 @@ def test_from_api_exception():
     api_exc = k8s_exceptions.ApiException(status=404, reason='Not Found')
     api_exc.body = status(404, 'NotFound', 'vm "x" not found',
                           details={'name': 'x'})
-    exc = errors.from_exception(api_exc)
-    assert isinstance(exc, errors.NotFound)
+    exc = apierrors.from_exception(api_exc)
+    assert isinstance(exc, apierrors.NotFound)
     assert exc.details == {'name': 'x'}
 
 
 def test_api_exception_without_status_is_unavailable():
-    exc = errors.from_exception(
+    exc = apierrors.from_exception(
         k8s_exceptions.ApiException(status=0, reason='SSLError'))
-    assert isinstance(exc, errors.Unavailable)
+    assert isinstance(exc, apierrors.Unavailable)
 
 
 def test_too_large_resource_version():
-    cause = errors.from_response(504, status(
+    cause = apierrors.from_response(504, status(
         504, 'Timeout', 'Timeout: Too large resource version: 12, '
         'current: 11', details={'retryAfterSeconds': 1, 'causes': [
             {'reason': 'ResourceVersionTooLarge',
              'message': 'Too large resource version'}]}))
-    old_server = errors.from_response(504, status(
+    old_server = apierrors.from_response(504, status(
         504, 'Timeout', 'Too large resource version: 12, current: 11'))
-    plain = errors.from_response(504, status(504, 'Timeout', 'timed out'))
-    assert errors.too_large(cause) and errors.too_large(old_server)
-    assert not errors.too_large(plain)
-    assert not errors.too_large(errors.Gone('too large resource version'))
+    plain = apierrors.from_response(504, status(504, 'Timeout', 'timed out'))
+    assert apierrors.too_large(cause) and apierrors.too_large(old_server)
+    assert not apierrors.too_large(plain)
+    assert not apierrors.too_large(
+        apierrors.Gone('too large resource version'))

@@ -40,8 +40,8 @@ import functools
 from sushy_tools import error
 
 from sushy_kubevirt import config
-from sushy_kubevirt.kube import errors as kube
-from sushy_kubevirt.kubevirt import errors as model
+from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kubevirt import refusals
 
 VALUE_CONFLICT = 'Base.1.0.ActionParameterValueConflict'
 NOT_SUPPORTED = 'Base.1.0.ActionParameterNotSupported'
@@ -53,9 +53,9 @@ def busy(message):
 
 
 def from_model(exc):
-    if isinstance(exc, model.TransitionInProgress):
+    if isinstance(exc, refusals.TransitionInProgress):
         return busy(str(exc))
-    if isinstance(exc, model.NotSupported):
+    if isinstance(exc, refusals.NotSupported):
         return error.BadRequest('%s (%s)' % (exc, NOT_SUPPORTED))
     if exc.status == 400:
         return error.BadRequest(str(exc))
@@ -64,19 +64,19 @@ def from_model(exc):
 
 def from_kube(exc):
     what = str(exc)
-    if isinstance(exc, kube.NotFound):
+    if isinstance(exc, apierrors.NotFound):
         return error.NotFound('The virtual machine no longer exists: %s'
                               % what)
-    if isinstance(exc, kube.Conflict):
+    if isinstance(exc, apierrors.Conflict):
         return error.Conflict('The virtual machine kept changing during '
                               'the update; retry: %s' % what)
-    if isinstance(exc, kube.Forbidden):
+    if isinstance(exc, apierrors.Forbidden):
         return error.FishyError(
             'The Kubernetes API denied the emulator (check the RBAC of its '
             'service account): %s' % what, 500)
-    if isinstance(exc, kube.Invalid):
+    if isinstance(exc, apierrors.Invalid):
         return error.BadRequest('Kubernetes rejected the change: %s' % what)
-    if isinstance(exc, (kube.Unavailable, kube.TooManyRequests)):
+    if isinstance(exc, (apierrors.Unavailable, apierrors.TooManyRequests)):
         return error.FishyError('The Kubernetes API is unavailable: %s'
                                 % what, 503)
     return error.FishyError('Kubernetes API error: %s' % what, 500)
@@ -88,9 +88,9 @@ def translate(method):
     def wrapper(*args, **kwargs):
         try:
             return method(*args, **kwargs)
-        except model.ModelError as exc:
+        except refusals.ModelError as exc:
             raise from_model(exc) from exc
-        except kube.ApiError as exc:
+        except apierrors.ApiError as exc:
             raise from_kube(exc) from exc
         except config.ConfigError as exc:
             raise error.FishyError(str(exc), 500) from exc

@@ -12,7 +12,7 @@
 
 """Guarded writes: JSON patches that fail instead of overwriting news."""
 
-from sushy_kubevirt.kube import errors
+from sushy_kubevirt.kube import apierrors
 
 
 def _guard(vm, operations):
@@ -33,13 +33,13 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=5):
 
     :returns: the patched VM, or the VM unchanged when there was nothing
         to do.
-    :raises errors.NotFound: no such VM.
-    :raises errors.Conflict: still conflicting after ``retries`` attempts.
+    :raises apierrors.NotFound: no such VM.
+    :raises apierrors.Conflict: still conflicting after ``retries`` attempts.
     """
     vm = cluster.get_vm(namespace, name)
     if vm is None:
-        raise errors.NotFound('virtualmachines.kubevirt.io "%s" not found'
-                              % name, status=404, reason='NotFound')
+        raise apierrors.NotFound('virtualmachines.kubevirt.io "%s" not found'
+                                 % name, status=404, reason='NotFound')
     for attempt in range(retries):
         operations = build_ops(vm)
         if not operations:
@@ -47,14 +47,14 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=5):
         tested = vm['metadata']['resourceVersion']
         try:
             return cluster.patch_vm(namespace, name, _guard(vm, operations))
-        except errors.Conflict as exc:
+        except apierrors.Conflict as exc:
             if attempt == retries - 1:
                 raise
             vm = cluster.get_vm_live(namespace, name)
-            if errors.patch_not_applicable(exc) and \
+            if apierrors.patch_not_applicable(exc) and \
                     vm['metadata']['resourceVersion'] == tested:
                 # The test held, so the operations themselves are wrong.
-                raise errors.Invalid(
+                raise apierrors.Invalid(
                     'JSON patch %r does not apply to %s/%s'
                     % (operations, namespace, name), status=422,
                     reason='Invalid') from exc

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-from sushy_kubevirt.kube import store
+from sushy_kubevirt.kube import indexer
 
 
 def vm(name, ns='default', uuid=None, rv='1'):
@@ -20,7 +20,7 @@ def vm(name, ns='default', uuid=None, rv='1'):
 
 
 def make():
-    return store.Store({'uuid': lambda o: [o['uuid']] if o['uuid'] else []})
+    return indexer.Store({'uuid': lambda o: [o['uuid']] if o['uuid'] else []})
 
 
 def test_key_and_get():
@@ -61,6 +61,6 @@ def test_replace_reports_changes():
 
 
 def test_cluster_scoped_key():
-    s = store.Store()
+    s = indexer.Store()
     s.upsert({'metadata': {'name': 'ns1'}})
     assert s.get('ns1') is not None
