@@ -10,38 +10,49 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Load sushy-tools drivers by name from entry points.
+"""Plug sushy-tools drivers in by name, from stevedore entry points.
 
 Importing this module (``import sushy_kubevirt.plugin`` in the emulator's
-config file) replaces the ``systems`` and ``vmedia`` properties of the
-``sushy_tools.emulator.main.Application`` class. When
-``SUSHY_EMULATOR_SYSTEMS_DRIVER`` / ``SUSHY_EMULATOR_VMEDIA_DRIVER`` name a
-driver, it is loaded with stevedore from the ``sushy_tools.emulator.systems``
-/ ``sushy_tools.emulator.vmedia`` namespaces; without them the original
-properties run and sushy-tools behaves exactly as before. The
-``indicators`` property (IndicatorLED) is replaced too: when the loaded
-systems driver has an ``indicators_driver(fallback)`` factory, that builds
-it (the KubeVirt driver keeps System LEDs on the VMs); otherwise the original
-property runs. It also installs the request hooks of
-:mod:`sushy_kubevirt.routes`.
+config file) extends the *unmodified* sushy-tools at the points listed in
+:data:`EXTENSION_POINTS`, the one table of everything the plugin relies on:
 
-The class is patched, never ``main.app``: under WSGI the config file runs
-while ``main.py`` is still being imported. Importing starts no thread and
-opens no connection (gunicorn forks after import).
+* members of ``sushy_tools.emulator.main.Application``, replaced on the
+  class (under WSGI the config file runs while ``main.py`` is still being
+  imported, before ``main.app`` exists);
+* endpoints of ``main.app``, extended through Flask's public request hooks
+  (``before_request``, ``after_request``, ``register_error_handler``) and a
+  blueprint of our own (:mod:`sushy_kubevirt.routes`).
+
+``SUSHY_EMULATOR_SYSTEMS_DRIVER`` / ``SUSHY_EMULATOR_VMEDIA_DRIVER`` name a
+driver of the ``sushy_tools.emulator.systems`` / ``.vmedia`` entry-point
+namespaces; without them sushy-tools behaves exactly as before.
+
+Every point is checked against the running sushy-tools before the emulator
+serves (:func:`check_extension_points`): by ``Application.run`` for
+``sushy-emulator`` and ``sushy-kubevirt-emulator``, and when a WSGI server
+such as gunicorn fetches ``main.app`` (the module's class gains an ``app``
+property, the documented way to customise module attribute access). A
+missing point stops start-up with a message naming the sushy-tools version
+and the point. Importing starts no thread and opens no connection
+(gunicorn forks after import).
 """
 
+import dataclasses
 import functools
 import importlib.metadata
+import sys
 import threading
+import types
 
-from stevedore import driver as sd_driver
-from stevedore import exception as sd_exception
+from stevedore import driver as stevedore_driver
+from stevedore import exception as stevedore_exception
+from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
 from sushy_kubevirt import routes
 
 SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
-VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
+VMEDIA_KEY = routes.VMEDIA_KEY
 SYSTEMS_NAMESPACE = 'sushy_tools.emulator.systems'
 VMEDIA_NAMESPACE = 'sushy_tools.emulator.vmedia'
 _NAMESPACES = {SYSTEMS_KEY: SYSTEMS_NAMESPACE, VMEDIA_KEY: VMEDIA_NAMESPACE}
@@ -53,13 +64,92 @@ _BUILT = ('systems', 'vmedia', 'indicators')
 _ORIGINALS = '_sushy_kubevirt_originals'
 #: Prefix of our entries in ``Application._cache``.
 _CACHE_PREFIX = 'sushy_kubevirt.'
+#: Attribute marking an Application instance whose hooks are installed.
+_HOOKED = '_sushy_kubevirt_hooked'
+#: The sushy-tools modules whose functions are extension points.
+_MODULES = {'main': main, 'api_utils': api_utils}
 
 # Serialises building the drivers (request threads race on first use).
 _LOCK = threading.RLock()
 
 
+@dataclasses.dataclass(frozen=True)
+class Point:
+    """One sushy-tools extension point and what the plugin adds there."""
+
+    #: ``Application.<member>``, ``<module>.<function>`` of sushy-tools'
+    #: emulator package, or a Flask endpoint name.
+    name: str
+    #: What the plugin adds or changes there.
+    adds: str
+    #: For an endpoint: its URL rule in sushy-tools.
+    rule: str = None
+    #: For an endpoint: the HTTP methods the plugin extends.
+    methods: tuple = ()
+    #: For an endpoint: ``fn(app, **view_args)`` run before the stock view;
+    #: a response it returns replaces the stock one.
+    before: object = None
+    #: For an endpoint: ``fn(app, response)`` run on a stock 200 GET.
+    after: object = None
+
+
+def _member(name, adds):
+    return Point('Application.' + name, adds)
+
+
+def _endpoint(name, rule, methods, adds, before=None, after=None):
+    return Point(name, adds, rule, methods, before, after)
+
+
+#: Every point of sushy-tools the plugin relies on.
+EXTENSION_POINTS = (
+    _member('systems', 'the systems driver named by %s, loaded from '
+            'entry points' % SYSTEMS_KEY),
+    _member('vmedia', 'the virtual-media driver named by %s' % VMEDIA_KEY),
+    _member('indicators', "System LEDs from the systems driver's "
+            'indicators_driver(), when it has one'),
+    _member('configure', 'drops the drivers built from the previous config'),
+    _member('run', 'checks the extension points, the driver settings and '
+            'the cluster before serving'),
+    _member('register_blueprint', 'first call (main.py, right after '
+            'Application()): installs the request hooks below'),
+    _member('render_template', 'renders the stock templates the hooks '
+            'extend'),
+    Point('main.all_exception_handler', 'kept for other drivers and for '
+          "alias redirects; errors of a plugin driver get Base registry "
+          'MessageIds (sushy_kubevirt.messages)'),
+    Point('api_utils.instance_denied', 'SUSHY_EMULATOR_ALLOWED_INSTANCES '
+          'is honoured by the routes the plugin handles itself'),
+    _endpoint('system_resource', '/redfish/v1/Systems/<identity>',
+              ('GET', 'PATCH'), 'GET: the BootSourceOverrideEnabled of the '
+              'driver, HealthRollup; PATCH: validated, then applied by the '
+              'driver with the override passed as an argument',
+              before=routes.patch_system, after=routes.system_body),
+    _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
+              ('GET',), "ServiceEntryPointUUID is the service root's UUID",
+              after=routes.manager_body),
+    _endpoint('processor',
+              '/redfish/v1/Systems/<identity>/Processors/<processor_id>',
+              ('GET',), 'TotalCores and TotalThreads are integers',
+              after=routes.processor_body),
+    _endpoint('VirtualMedia.virtual_media_insert',
+              '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+              '/Actions/VirtualMedia.InsertMedia', ('POST',),
+              'a body that is not a JSON object is a 400',
+              before=routes.check_insert_body),
+    _endpoint('VirtualMedia.virtual_media_resource',
+              '/redfish/v1/Systems/<identity>/VirtualMedia/<device>',
+              ('GET',), "the vmedia driver's get_device_status() (import "
+              'Status, Oem)', after=routes.virtual_media_body),
+)
+
+
 class DriverNotFound(RuntimeError):
     """A configured driver name is not installed."""
+
+
+class IncompatibleSushyTools(RuntimeError):
+    """The running sushy-tools lacks an extension point the plugin needs."""
 
 
 def installed(namespace):
@@ -86,9 +176,9 @@ def _load(key, name):
     # many times per request.
     namespace = _NAMESPACES[key]
     try:
-        return sd_driver.DriverManager(
+        return stevedore_driver.DriverManager(
             namespace, name, on_load_failure_callback=_reraise).driver
-    except sd_exception.NoMatches:
+    except stevedore_exception.NoMatches:
         names = ', '.join(installed(namespace)) or 'none'
         raise DriverNotFound(
             '%s = %r is not an installed driver; installed in entry-point '
@@ -104,6 +194,51 @@ def validate(config):
     """Check that every configured driver name resolves to a class."""
     for key in _NAMESPACES:
         driver_class(config, key)
+
+
+def _sushy_tools_version():
+    try:
+        return importlib.metadata.version('sushy-tools')
+    except importlib.metadata.PackageNotFoundError:
+        return 'unknown'
+
+
+def missing_points(app):
+    """The names of the extension points ``app`` lacks, in table order."""
+    rules = {}
+    for rule in app.url_map.iter_rules():
+        rules.setdefault(rule.endpoint, []).append(rule)
+    missing = []
+    for point in EXTENSION_POINTS:
+        owner, _, member = point.name.partition('.')
+        if owner == 'Application':
+            present = (member in _originals()
+                       and hasattr(main.Application, member))
+        elif owner in _MODULES and not point.rule:
+            present = callable(vars(_MODULES[owner]).get(member))
+        else:
+            present = point.name in app.view_functions and any(
+                rule.rule == point.rule
+                and set(point.methods) <= set(rule.methods)
+                for rule in rules.get(point.name, ()))
+        if not present:
+            missing.append(point.name + (
+                ' (%s %s)' % ('/'.join(point.methods), point.rule)
+                if point.rule else ''))
+    return missing
+
+
+def check_extension_points(app):
+    """Stop unless ``app`` has every point of :data:`EXTENSION_POINTS`.
+
+    :raises IncompatibleSushyTools: naming the version and the points.
+    """
+    missing = missing_points(app)
+    if missing:
+        raise IncompatibleSushyTools(
+            'sushy-kubevirt cannot extend sushy-tools %s: it lacks %s. '
+            'Install a sushy-tools release this plugin supports (see '
+            'setup.cfg)' % (_sushy_tools_version(), '; '.join(missing)))
 
 
 def _built(app, name, make):
@@ -178,8 +313,9 @@ def check(app, connect=False):
 
 def _run(self, *args, **kwargs):
     try:
+        check_extension_points(self)
         check(self, connect=True)
-    except (DriverNotFound, ValueError) as exc:
+    except (DriverNotFound, IncompatibleSushyTools, ValueError) as exc:
         raise SystemExit('sushy-emulator: %s' % exc)
     return _original('run')(self, *args, **kwargs)
 
@@ -188,12 +324,42 @@ def _register_blueprint(self, *args, **kwargs):
     # main.py registers its blueprints right after ``app = Application()``
     # has loaded SUSHY_EMULATOR_CONFIG: the first point where a WSGI server
     # can be stopped from starting with a wrong setting. Nothing connects.
+    hook(self)
     check(self)
     return _original('register_blueprint')(self, *args, **kwargs)
 
 
+def hook(app):
+    """Install the request hooks on ``app`` once."""
+    if vars(app).get(_HOOKED):
+        return
+    setattr(app, _HOOKED, True)
+    routes.install(app, SYSTEMS_KEY, EXTENSION_POINTS,
+                   lambda: vars(main)['all_exception_handler'])
+
+
+class _CheckedModule(types.ModuleType):
+    """``main``'s module class: fetching ``main.app`` checks the points."""
+
+    @property
+    def app(self):
+        app = vars(self)['app']
+        if not vars(app).get('_sushy_kubevirt_checked'):
+            check_extension_points(app)
+            app._sushy_kubevirt_checked = True
+        return app
+
+    @app.setter
+    def app(self, value):
+        vars(self)['app'] = value
+
+
 def _original(name):
-    return getattr(main.Application, _ORIGINALS)[name]
+    return _originals()[name]
+
+
+def _originals():
+    return getattr(main.Application, _ORIGINALS, {})
 
 
 def install():
@@ -203,7 +369,7 @@ def install():
         return
     originals = {name: getattr(cls, name) for name in (
         'systems', 'vmedia', 'indicators', 'configure', 'run',
-        'register_blueprint', 'preprocess_request', 'process_response')}
+        'register_blueprint', 'render_template') if hasattr(cls, name)}
     setattr(cls, _ORIGINALS, originals)
     cls.systems = property(_systems)
     cls.vmedia = property(_vmedia)
@@ -211,7 +377,13 @@ def install():
     cls.configure = _configure
     cls.run = _run
     cls.register_blueprint = _register_blueprint
-    routes.install(cls, originals, SYSTEMS_KEY)
+    module = sys.modules[main.__name__]
+    app = vars(module).get('app')
+    if app is not None:
+        # Imported after main.py finished (``sushy-emulator --config``).
+        hook(app)
+    else:
+        module.__class__ = _CheckedModule
 
 
 install()

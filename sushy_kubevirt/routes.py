@@ -10,44 +10,30 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Request hooks that extend sushy-tools' routes for capable drivers.
+"""The handlers behind :data:`sushy_kubevirt.plugin.EXTENSION_POINTS`.
 
-Routes cannot be added to ``main.app`` from the config file (it may not exist
-yet), so these hooks wrap ``Application.preprocess_request`` and
-``Application.process_response``. They act only when
-``SUSHY_EMULATOR_SYSTEMS_DRIVER`` is set and the driver has the method a hook
-needs; every other driver keeps the stock behaviour.
-
-- ``GET /metrics``: the driver's ``metrics_text()`` (Prometheus text format),
-  behind the emulator's own authentication; 404 otherwise.
-- ``PATCH /redfish/v1/Systems/<id>``: the body (``Boot`` and
-  ``IndicatorLED`` values included) is validated before anything changes,
-  and ``Boot.BootSourceOverrideEnabled`` reaches the driver's
-  ``set_boot_device`` through :func:`requested_boot_override` (a PATCH with
-  only ``BootSourceOverrideEnabled`` re-applies the current target).
-- ``GET /redfish/v1/Systems/<id>``: ``BootSourceOverrideEnabled`` is the
-  driver's ``get_boot_source_override_enabled(identity)`` instead of the
-  template's constant ``Continuous``, and the template's misspelt
-  ``HealthRollUp`` is the schema's ``HealthRollup``.
-- ``GET /redfish/v1/Managers/<id>``: ``ServiceEntryPointUUID`` is the service
-  root's UUID instead of null.
-- ``POST .../VirtualMedia.InsertMedia``: a body that is not a JSON object
-  is a 400 (the stock route would fail with a 500).
-- ``GET /redfish/v1/Systems/<id>/VirtualMedia/<device>``: adds the vmedia
-  driver's ``get_device_status(identity, device)`` properties (import
-  ``Status`` and an ``Oem`` section).
-- ``GET /redfish/v1/Systems/<id>/Processors/<cpu>``: ``TotalCores`` and
-  ``TotalThreads`` are integers, as the schema says (the stock template
-  renders them as strings).
+:func:`install` adds them to ``main.app`` with Flask's public hooks: a
+``before_request`` hook runs an endpoint's ``before`` handler (a response
+it returns replaces the stock view), an ``after_request`` hook runs its
+``after`` handler on a stock 200 GET, our blueprint serves what sushy-tools
+has no route for (``/metrics``), and error handlers render every error of a
+plugin driver with a Base registry MessageId. Each handler acts only when
+``SUSHY_EMULATOR_SYSTEMS_DRIVER`` (or ``..._VMEDIA_DRIVER``) names a driver
+with the method it needs; every other driver keeps the stock behaviour.
 """
 
 import json
 
 import flask
+from sushy_tools.emulator import api_utils
 from sushy_tools import error
+from werkzeug import exceptions
 
 from sushy_kubevirt.kubevirt import indicator
+from sushy_kubevirt import messages
 
+SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
+VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
 OVERRIDE_ENABLED = ('Once', 'Continuous', 'Disabled')
 BOOT_MODES = ('UEFI', 'Legacy')
 # DMTF ComputerSystem.BootSource; the driver decides which it can honour.
@@ -55,86 +41,121 @@ BOOT_TARGETS = (
     'None', 'Pxe', 'Floppy', 'Cd', 'Usb', 'Hdd', 'BiosSetup', 'Utilities',
     'Diags', 'UefiShell', 'UefiTarget', 'SDCard', 'UefiHttp', 'RemoteDrive',
     'UefiBootNext', 'Recovery')
-_BOOT_KEYS = frozenset((
-    'BootSourceOverrideEnabled', 'BootSourceOverrideTarget',
-    'BootSourceOverrideMode', 'HttpBootUri'))
-_SYSTEM_KEYS = frozenset(('Boot', 'IndicatorLED'))
-VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
-_G_ENABLED = 'sushy_kubevirt_boot_override_enabled'
+_BOOT_KEYS = ('BootSourceOverrideEnabled', 'BootSourceOverrideTarget',
+              'BootSourceOverrideMode', 'HttpBootUri')
+_SYSTEM_KEYS = ('Boot', 'IndicatorLED')
 _METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
+blueprint = flask.Blueprint('sushy_kubevirt', __name__)
 
-def requested_boot_override():
-    """``BootSourceOverrideEnabled`` of the current PATCH, or None."""
-    if not flask.has_app_context():
+
+def systems_driver(app, method):
+    """The systems driver if a plugin driver with ``method`` is in use."""
+    if not app.config.get(SYSTEMS_KEY):
         return None
-    return flask.g.get(_G_ENABLED)
+    systems = app.systems
+    return systems if hasattr(systems, method) else None
 
 
-def _extension(app, key, method):
-    """The systems driver's ``method`` if our kind of driver is in use."""
-    if not app.config.get(key):
-        return None
-    return getattr(app.systems, method, None)
-
-
-def _choice(name, value, allowed):
+def _choice(prop, value, allowed):
     if value is not None and value not in allowed:
-        raise error.BadRequest(
-            '%s %r is not one of: %s' % (name, value, ', '.join(allowed)))
+        raise messages.RedfishError(
+            'PropertyValueNotInList', value, prop, properties=['/' + prop],
+            detail='%s %r is not one of: %s'
+            % (prop.rpartition('/')[2], value, ', '.join(allowed)))
+
+
+def _unknown(props, prefix=''):
+    if props:
+        name = prefix + sorted(props)[0]
+        raise messages.RedfishError(
+            'PropertyUnknown', name, properties=['/' + name],
+            detail='Property %s is read-only or unknown; only %s can be '
+            'changed' % (', '.join(sorted(props)),
+                         'Boot and IndicatorLED' if not prefix
+                         else ', '.join(_BOOT_KEYS)))
+
+
+def json_body():
+    """The request body as a JSON object, else a 400 MalformedJSON."""
+    body = flask.request.get_json(force=True, silent=True)
+    if not isinstance(body, dict):
+        raise messages.RedfishError(
+            'MalformedJSON', detail='The request body must be a JSON object')
+    return body
 
 
 def _check_system_patch(body):
-    if not isinstance(body, dict):
-        raise error.BadRequest('The request body must be a JSON object')
-    extra = sorted(set(body) - _SYSTEM_KEYS)
-    if extra:
-        raise error.BadRequest(
-            'Property %s is read-only or unknown; only Boot and IndicatorLED '
-            'can be changed' % ', '.join(extra))
+    _unknown(set(body) - set(_SYSTEM_KEYS))
     _choice('IndicatorLED', body.get('IndicatorLED'), indicator.STATES)
     boot = body.get('Boot')
     if boot is None:
-        return None
+        return {}
     if not isinstance(boot, dict):
-        raise error.BadRequest('Boot must be a JSON object')
-    extra = sorted(set(boot) - _BOOT_KEYS)
-    if extra:
-        raise error.BadRequest(
-            'Boot property %s is read-only or unknown' % ', '.join(extra))
-    _choice('BootSourceOverrideEnabled',
-            boot.get('BootSourceOverrideEnabled'), OVERRIDE_ENABLED)
-    _choice('BootSourceOverrideTarget',
-            boot.get('BootSourceOverrideTarget'), BOOT_TARGETS)
-    _choice('BootSourceOverrideMode',
-            boot.get('BootSourceOverrideMode'), BOOT_MODES)
+        raise messages.RedfishError(
+            'PropertyValueTypeError', boot, 'Boot', properties=['/Boot'],
+            detail='Boot must be a JSON object')
+    _unknown(set(boot) - set(_BOOT_KEYS), 'Boot/')
+    for prop, allowed in (('BootSourceOverrideEnabled', OVERRIDE_ENABLED),
+                          ('BootSourceOverrideTarget', BOOT_TARGETS),
+                          ('BootSourceOverrideMode', BOOT_MODES)):
+        _choice('Boot/' + prop, boot.get(prop), allowed)
+    uri = boot.get('HttpBootUri')
+    if uri is not None and not isinstance(uri, str):
+        raise messages.RedfishError(
+            'PropertyValueTypeError', uri, 'Boot/HttpBootUri',
+            properties=['/Boot/HttpBootUri'])
     return boot
 
 
-def _prepare_system_patch(app, key):
-    if _extension(app, key, 'get_boot_source_override_enabled') is None:
-        return
-    boot = _check_system_patch(flask.request.get_json())
-    enabled = boot and boot.get('BootSourceOverrideEnabled')
-    if not enabled:
-        return
-    flask.g.setdefault(_G_ENABLED, enabled)
-    if not boot.get('BootSourceOverrideTarget'):
-        # Changing only Enabled keeps the current target; the stock route
-        # reads the (cached) parsed body, so it sees the filled-in target.
-        identity = flask.request.view_args['identity']
-        boot['BootSourceOverrideTarget'] = app.systems.get_boot_device(
-            identity)
+def patch_system(app, identity):
+    """PATCH a System of a plugin driver: validate, then apply.
 
-
-def _metrics(app, key):
-    if flask.request.method != 'GET':
-        raise error.FishyError('Only GET is allowed on /metrics', 405)
-    text = _extension(app, key, 'metrics_text')
-    if text is None:
-        raise error.NotFound(
-            'No metrics: the configured systems driver exports none')
-    return flask.Response(text(), content_type=_METRICS_TYPE)
+    The stock route ignores ``BootSourceOverrideEnabled``; here it reaches
+    ``set_boot_device(identity, target, enabled)``. A PATCH of only
+    ``BootSourceOverrideEnabled`` re-applies the current target. Nothing
+    changes unless the whole body is valid.
+    """
+    if flask.request.method != 'PATCH':
+        return None
+    systems = systems_driver(app, 'get_boot_source_override_enabled')
+    if systems is None:
+        return None
+    if api_utils.instance_denied(identity=identity):
+        raise error.NotFound()
+    uuid = systems.uuid(identity)
+    body = json_body()
+    boot = _check_system_patch(body)
+    led = body.get('IndicatorLED')
+    if not boot and not led:
+        raise messages.RedfishError(
+            'PropertyMissing', 'Boot', detail='PATCH needs Boot or '
+            'IndicatorLED')
+    if led and app.feature_set != 'full':
+        raise messages.RedfishError(
+            'PropertyUnknown', 'IndicatorLED', properties=['/IndicatorLED'],
+            detail='IndicatorLED needs the "full" feature set')
+    target = boot.get('BootSourceOverrideTarget')
+    enabled = boot.get('BootSourceOverrideEnabled')
+    uri = boot.get('HttpBootUri')
+    if uri and target == 'UefiHttp':
+        # As the stock route: the URI is inserted as the CD and booted.
+        image = app.vmedia.insert_image(identity, 'Cd', uri)
+        systems.set_boot_image(uuid, 'Cd', boot_image=image,
+                               write_protected=True)
+        systems.set_http_boot_uri(identity, uri)
+        target = 'Cd'
+    elif target == 'UefiHttp':
+        target = 'Pxe'
+    if enabled and not target:
+        target = systems.get_boot_device(identity)
+    if target:
+        systems.set_boot_device(identity, target, enabled)
+    if boot.get('BootSourceOverrideMode'):
+        systems.set_boot_mode(identity, boot['BootSourceOverrideMode'])
+    if led:
+        app.indicators.set_indicator_state(uuid, led)
+    return flask.Response(status=204)
 
 
 def _rewrite_json(response, edit):
@@ -145,11 +166,12 @@ def _rewrite_json(response, edit):
         response.set_data(json.dumps(body))
 
 
-def _system_body(app, key, response):
-    getter = _extension(app, key, 'get_boot_source_override_enabled')
-    if getter is None:
+def system_body(app, response):
+    systems = systems_driver(app, 'get_boot_source_override_enabled')
+    if systems is None:
         return
-    enabled = getter(flask.request.view_args['identity'])
+    enabled = systems.get_boot_source_override_enabled(
+        flask.request.view_args['identity'])
 
     def edit(body):
         boot = body.setdefault('Boot', {})
@@ -166,8 +188,8 @@ def _system_body(app, key, response):
     _rewrite_json(response, edit)
 
 
-def _manager_body(app, key, response):
-    if not app.config.get(key):
+def manager_body(app, response):
+    if not app.config.get(SYSTEMS_KEY):
         return
     root = json.loads(app.render_template('root.json'))
 
@@ -180,8 +202,8 @@ def _manager_body(app, key, response):
     _rewrite_json(response, edit)
 
 
-def _processor_body(app, key, response):
-    if not app.config.get(key):
+def processor_body(app, response):
+    if not app.config.get(SYSTEMS_KEY):
         return
 
     def edit(body):
@@ -196,7 +218,13 @@ def _processor_body(app, key, response):
     _rewrite_json(response, edit)
 
 
-def _virtual_media_body(app, response):
+def check_insert_body(app, identity, device):
+    """InsertMedia of a plugin vmedia driver needs a JSON object body."""
+    if app.config.get(VMEDIA_KEY):
+        json_body()
+
+
+def virtual_media_body(app, response):
     if not app.config.get(VMEDIA_KEY):
         return
     extra = getattr(app.vmedia, 'get_device_status', None)
@@ -207,54 +235,67 @@ def _virtual_media_body(app, response):
     _rewrite_json(response, lambda body: body.update(properties) or True)
 
 
-def before_request(app, key):
-    """Serve /metrics; validate and prepare a System PATCH."""
-    request = flask.request
-    if request.path.rstrip('/') == '/metrics':
-        return _metrics(app, key)
-    if request.endpoint == 'system_resource' and request.method == 'PATCH':
-        _prepare_system_patch(app, key)
-    if (request.endpoint == 'VirtualMedia.virtual_media_insert'
-            and app.config.get(VMEDIA_KEY)
-            and not isinstance(request.get_json(), dict)):
-        raise error.BadRequest('The InsertMedia body must be a JSON object')
-    return None
+@blueprint.route('/metrics')
+def metrics():
+    """The systems driver's ``metrics_text()``; 404 for other drivers."""
+    app = flask.current_app
+    systems = systems_driver(app, 'metrics_text')
+    if systems is None:
+        raise error.NotFound(
+            'No metrics: the configured systems driver exports none')
+    return flask.Response(systems.metrics_text(),
+                          content_type=_METRICS_TYPE)
 
 
-def after_request(app, key, response):
-    """Render driver values the stock templates cannot show."""
-    request = flask.request
-    if request.method != 'GET' or response.status_code != 200:
-        return response
-    try:
-        if request.endpoint == 'system_resource':
-            _system_body(app, key, response)
-        elif request.endpoint == 'manager_resource':
-            _manager_body(app, key, response)
-        elif request.endpoint == 'processor':
-            _processor_body(app, key, response)
-        elif request.endpoint == 'VirtualMedia.virtual_media_resource':
-            _virtual_media_body(app, response)
-    except (error.FishyError, ValueError) as exc:
-        app.logger.warning('Could not extend %s: %s', request.path, exc)
+def _error_response(exc, code):
+    response = flask.Response(
+        json.dumps(messages.body(exc, code)), status=code,
+        content_type='application/json')
+    headers = getattr(exc, 'headers', None) or {}
+    if isinstance(exc, exceptions.HTTPException):
+        headers = dict(exc.get_headers())
+        headers.pop('Content-Type', None)
+    response.headers.update(headers)
     return response
 
 
-def install(cls, originals, key):
-    """Wrap ``cls.preprocess_request`` / ``process_response``.
+def install(app, key, points, stock_error_handler):
+    """Add the hooks for ``points`` to ``app``.
 
-    :param originals: the unpatched members of ``cls`` by name.
     :param key: the config key that names the systems driver.
+    :param stock_error_handler: a function returning sushy-tools' error
+        handler (``main.py`` defines it after the first hook point).
     """
-    def preprocess_request(self):
-        rv = originals['preprocess_request'](self)
-        if rv is None:
-            rv = before_request(self, key)
-        return rv
+    befores = {(point.name, method): point.before for point in points
+               if point.before for method in point.methods}
+    afters = {point.name: point.after for point in points if point.after}
 
-    def process_response(self, response):
-        response = after_request(self, key, response)
-        return originals['process_response'](self, response)
+    def before_request():
+        request = flask.request
+        handler = befores.get((request.endpoint, request.method))
+        if handler is not None:
+            return handler(app, **request.view_args)
+        return None
 
-    cls.preprocess_request = preprocess_request
-    cls.process_response = process_response
+    def after_request(response):
+        request = flask.request
+        handler = afters.get(request.endpoint)
+        if (handler is not None and request.method == 'GET'
+                and response.status_code == 200):
+            handler(app, response)
+        return response
+
+    def handle_error(exc):
+        if (not app.config.get(key)
+                or isinstance(exc, error.AliasAccessError)):
+            return stock_error_handler()(exc)
+        code = getattr(exc, 'code', None) or 500
+        app.logger.debug('Request failed with %s: %s',
+                         type(exc).__name__, exc)
+        return _error_response(exc, code)
+
+    app.before_request(before_request)
+    app.after_request(after_request)
+    app.register_error_handler(error.FishyError, handle_error)
+    app.register_error_handler(exceptions.HTTPException, handle_error)
+    flask.Flask.register_blueprint(app, blueprint)

@@ -297,16 +297,16 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         return boot.override_enabled(self._vm(identity_))
 
     @errormap.translate
-    def set_boot_device(self, identity_, boot_source):
+    def set_boot_device(self, identity_, boot_source, enabled=None):
         """Set the boot target, once or persistently.
 
-        ``BootSourceOverrideEnabled`` comes from the PATCH
-        (:func:`sushy_kubevirt.routes.requested_boot_override`). Once:
-        one-time boot. Continuous: persistent (clears a pending Once).
-        Disabled: cancels a pending Once; the target must then be the
-        current one. Not given: a pending Once stays a Once.
+        ``enabled`` is the PATCH's ``BootSourceOverrideEnabled`` (the
+        stock route does not pass it; :func:`sushy_kubevirt.routes.
+        patch_system` does). Once: one-time boot. Continuous:
+        persistent (clears a pending Once). Disabled: cancels a pending
+        Once; the target must then be the current one. Not given: a
+        pending Once stays a Once.
         """
-        enabled = routes.requested_boot_override()
         vm = self._vm(identity_)
         if enabled == DISABLED:
             if boot_source != boot.boot_device(vm):
@@ -331,9 +331,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                                  HTTP_BOOT_URI_ANNOTATION)
 
     @errormap.translate
-    def set_http_boot_uri(self, uri):
-        """Store ``uri`` on the VM of the current request (None: remove)."""
-        ident = flask.request.view_args['identity']
+    def set_http_boot_uri(self, ident, uri):
+        """Store ``uri`` on the VM (None: remove)."""
         if uri is None:
             self._patch(ident, lambda vm: fields.remove_annotation_ops(
                 vm, HTTP_BOOT_URI_ANNOTATION))

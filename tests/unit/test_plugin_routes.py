@@ -19,7 +19,6 @@ from sushy_tools.emulator import main
 from sushy_tools import error
 
 from sushy_kubevirt import plugin
-from sushy_kubevirt import routes
 
 UUID = '9b2b0fde-5a27-4c5e-9a1b-1b7d0c6f1c11'
 URL = '/redfish/v1/Systems/%s' % UUID
@@ -39,8 +38,8 @@ def _driver(extended=True):
     systems.get_versions.return_value = {}
     systems.seen = []
     systems.set_boot_device.side_effect = (
-        lambda ident, target: systems.seen.append(
-            (ident, target, routes.requested_boot_override())))
+        lambda ident, target, enabled=None: systems.seen.append(
+            (ident, target, enabled)))
     if extended:
         for name in ('get_total_memory', 'get_bios', 'get_processors',
                      'get_simple_storage_collection', 'get_total_cpus',
@@ -79,7 +78,11 @@ def test_metrics(client):
     assert response.status_code == 200
     assert response.content_type.startswith('text/plain; version=0.0.4')
     assert response.data == b'x_total 1\n'
-    assert 'Only GET' in _error(http.post('/metrics'), 405)
+    response = http.post('/metrics')
+    assert _error(response, 405)
+    assert 'GET' in response.headers['Allow']
+    assert response.get_json()['error']['code'].endswith(
+        '.OperationNotAllowed')
 
 
 def test_metrics_404_without_the_driver_key(client):

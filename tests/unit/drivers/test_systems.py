@@ -220,10 +220,8 @@ def test_boot_override_disabled_cancels_a_pending_once(app, monkeypatch):
     calls = []
     monkeypatch.setattr(systems.boot, 'cancel_once_ops',
                         lambda vm: calls.append(vm) or [])
-    monkeypatch.setattr(systems.routes, 'requested_boot_override',
-                        lambda: 'Disabled')
     with app.app_context():
-        driver.set_boot_device(uuid, 'Hdd')
+        driver.set_boot_device(uuid, 'Hdd', 'Disabled')
     assert calls == [vm]
 
 
