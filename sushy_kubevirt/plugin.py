@@ -125,6 +125,13 @@ EXTENSION_POINTS = (
               'driver, HealthRollup; PATCH: validated, then applied by the '
               'driver with the override passed as an argument',
               before=routes.patch_system, after=routes.system_body),
+    _endpoint('system_reset_action',
+              '/redfish/v1/Systems/<identity>/Actions/ComputerSystem.Reset',
+              ('POST',), 'the body is checked: one string ResetType, no '
+              'other parameter', before=routes.check_reset_body),
+    _endpoint('secure_boot', '/redfish/v1/Systems/<identity>/SecureBoot',
+              ('PATCH',), 'the body is checked: one boolean '
+              'SecureBootEnable', before=routes.check_secure_boot_patch),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
               ('GET',), "ServiceEntryPointUUID is the service root's UUID",
               after=routes.manager_body),

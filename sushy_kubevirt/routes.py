@@ -45,6 +45,9 @@ _BOOT_KEYS = ('BootSourceOverrideEnabled', 'BootSourceOverrideTarget',
               'BootSourceOverrideMode', 'HttpBootUri')
 _SYSTEM_KEYS = ('Boot', 'IndicatorLED')
 _METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
+#: Largest request body a plugin driver accepts (413 above).
+MAX_BODY = 1024 * 1024
+_RESET = 'ComputerSystem.Reset'
 
 blueprint = flask.Blueprint('sushy_kubevirt', __name__)
 
@@ -65,15 +68,15 @@ def _choice(prop, value, allowed):
             % (prop.rpartition('/')[2], value, ', '.join(allowed)))
 
 
-def _unknown(props, prefix=''):
-    if props:
-        name = prefix + sorted(props)[0]
+def _unknown(body, allowed, prefix=''):
+    """A 400 PropertyUnknown unless every key of ``body`` is allowed."""
+    extra = sorted(set(body) - set(allowed))
+    if extra:
+        name = prefix + extra[0]
         raise messages.RedfishError(
             'PropertyUnknown', name, properties=['/' + name],
             detail='Property %s is read-only or unknown; only %s can be '
-            'changed' % (', '.join(sorted(props)),
-                         'Boot and IndicatorLED' if not prefix
-                         else ', '.join(_BOOT_KEYS)))
+            'changed' % (', '.join(extra), ', '.join(allowed)))
 
 
 def json_body():
@@ -86,7 +89,7 @@ def json_body():
 
 
 def _check_system_patch(body):
-    _unknown(set(body) - set(_SYSTEM_KEYS))
+    _unknown(body, _SYSTEM_KEYS)
     _choice('IndicatorLED', body.get('IndicatorLED'), indicator.STATES)
     boot = body.get('Boot')
     if boot is None:
@@ -95,7 +98,7 @@ def _check_system_patch(body):
         raise messages.RedfishError(
             'PropertyValueTypeError', boot, 'Boot', properties=['/Boot'],
             detail='Boot must be a JSON object')
-    _unknown(set(boot) - set(_BOOT_KEYS), 'Boot/')
+    _unknown(boot, _BOOT_KEYS, 'Boot/')
     for prop, allowed in (('BootSourceOverrideEnabled', OVERRIDE_ENABLED),
                           ('BootSourceOverrideTarget', BOOT_TARGETS),
                           ('BootSourceOverrideMode', BOOT_MODES)):
@@ -156,6 +159,43 @@ def patch_system(app, identity):
     if led:
         app.indicators.set_indicator_state(uuid, led)
     return flask.Response(status=204)
+
+
+def check_reset_body(app, identity):
+    """``ComputerSystem.Reset`` takes exactly one string ``ResetType``."""
+    if systems_driver(app, 'get_boot_source_override_enabled') is None:
+        return
+    body = json_body()
+    extra = sorted(set(body) - {'ResetType'})
+    if extra:
+        raise messages.RedfishError(
+            'ActionParameterUnknown', _RESET, extra[0],
+            properties=['/' + extra[0]])
+    if 'ResetType' not in body:
+        raise messages.RedfishError(
+            'ActionParameterMissing', _RESET, 'ResetType',
+            properties=['/ResetType'])
+    if not isinstance(body['ResetType'], str):
+        raise messages.RedfishError(
+            'ActionParameterValueTypeError', json.dumps(body['ResetType']),
+            'ResetType', _RESET, properties=['/ResetType'])
+
+
+def check_secure_boot_patch(app, identity):
+    """A SecureBoot PATCH sets exactly the boolean ``SecureBootEnable``."""
+    if flask.request.method != 'PATCH' or \
+            systems_driver(app, 'get_boot_source_override_enabled') is None:
+        return
+    body = json_body()
+    _unknown(body, ('SecureBootEnable',))
+    if 'SecureBootEnable' not in body:
+        raise messages.RedfishError(
+            'PropertyMissing', 'SecureBootEnable',
+            properties=['/SecureBootEnable'])
+    if not isinstance(body['SecureBootEnable'], bool):
+        raise messages.RedfishError(
+            'PropertyValueTypeError', json.dumps(body['SecureBootEnable']),
+            'SecureBootEnable', properties=['/SecureBootEnable'])
 
 
 def _rewrite_json(response, edit):
@@ -259,6 +299,17 @@ def _error_response(exc, code):
     return response
 
 
+def _limit_body(request):
+    if (request.content_length or 0) > MAX_BODY:
+        raise exceptions.RequestEntityTooLarge(
+            'The request body is larger than %d bytes' % MAX_BODY)
+    try:
+        # Flask 3.1+: also bounds chunked bodies without Content-Length.
+        request.max_content_length = MAX_BODY
+    except AttributeError:
+        pass
+
+
 def install(app, key, points, stock_error_handler):
     """Add the hooks for ``points`` to ``app``.
 
@@ -272,6 +323,8 @@ def install(app, key, points, stock_error_handler):
 
     def before_request():
         request = flask.request
+        if app.config.get(key):
+            _limit_body(request)
         handler = befores.get((request.endpoint, request.method))
         if handler is not None:
             return handler(app, **request.view_args)
