@@ -18,26 +18,59 @@ and point the KubeVirt drivers at it, so no cluster is needed.
 """
 
 import argparse
+import importlib.metadata
 import os
 import signal
 import sys
 import tempfile
 
-from sushy_tools.emulator import main as emulator
+from sushy_tools.emulator import main
 
 from sushy_kubevirt.drivers import systems
 from sushy_kubevirt import plugin
 from sushy_kubevirt import simulator
 
 
-def _parse(argv):
+PROG = 'sushy-kubevirt-emulator'
+_EPILOG = """\
+The KubeVirt drivers are configured with SUSHY_EMULATOR_KUBEVIRT_* keys in
+the file given with --config: see the configuration reference
+(doc/source/configuration.rst; a complete sample is
+etc/sushy-emulator/kubevirt.conf). Every sushy-emulator option below is
+accepted as well."""
+
+
+def version():
+    """``sushy-kubevirt X (sushy-tools Y)``."""
+    return 'sushy-kubevirt %s (sushy-tools %s)' % tuple(
+        importlib.metadata.version(name)
+        for name in ('sushy-kubevirt', 'sushy-tools'))
+
+
+def _parser():
     parser = argparse.ArgumentParser(
-        'sushy-kubevirt-emulator', add_help=False,
-        description='Every sushy-emulator option is accepted as well.')
+        PROG, add_help=False, epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description='sushy-emulator with the KubeVirt drivers of '
+        'sushy-kubevirt.')
     parser.add_argument(
         '--simulate', type=int, metavar='N',
-        help='serve N simulated KubeVirt VMs (no cluster needed)')
+        help='serve N VMs of an embedded simulated Kubernetes + KubeVirt '
+        'cluster on a free loopback port (no cluster needed)')
+    parser.add_argument('--version', action='version', version=version())
+    parser.add_argument('-h', '--help', action='store_true',
+                        help='show this help and exit')
+    return parser
+
+
+def _parse(argv):
+    parser = _parser()
     args, rest = parser.parse_known_args(argv)
+    if args.help:
+        parser.print_help()
+        print('\nsushy-emulator options:', flush=True)
+        sys.argv = [PROG, '--help']
+        main.parse_args()  # prints sushy-emulator's options and exits
     if args.simulate is not None and args.simulate < 0:
         parser.error('--simulate needs a number >= 0')
     return args, rest
@@ -75,22 +108,22 @@ def _terminate(signum, frame):
     raise SystemExit(128 + signum)
 
 
-def main(argv=None):
+def run(argv=None):
     """Run sushy-emulator with the plugin (and maybe a simulator)."""
     argv = sys.argv[1:] if argv is None else argv
     args, rest = _parse(argv)
     sys.argv = [sys.argv[0]] + rest
     if args.simulate is None:
-        return emulator.main()
+        return main.main()
     signal.signal(signal.SIGTERM, _terminate)
     with tempfile.TemporaryDirectory(prefix='sushy-kubevirt-') as workdir:
-        sim = _simulate(emulator.app, args.simulate, workdir)
+        sim = _simulate(main.app, args.simulate, workdir)
         try:
-            return emulator.main()
+            return main.main()
         finally:
             systems.stop_clusters()
             sim.stop()
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    sys.exit(run())

@@ -215,6 +215,9 @@ def system_body(app, response):
 
     def edit(body):
         boot = body.setdefault('Boot', {})
+        if boot.get('HttpBootUri') == 'None':
+            # The template renders an unset URI with ``|string``.
+            boot['HttpBootUri'] = None
         boot['BootSourceOverrideEnabled'] = enabled
         boot['BootSourceOverrideEnabled@Redfish.AllowableValues'] = list(
             OVERRIDE_ENABLED)

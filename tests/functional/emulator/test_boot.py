@@ -143,3 +143,14 @@ def test_mode_change_shows_restart_required(sim, redfish, machine):
     assert 'efi' not in harness.vmi(sim, machine.name)['spec']['domain'][
         'firmware'].get('bootloader', {})
     system.reset_system(sushy.RESET_FORCE_OFF)
+
+
+def test_an_unset_http_boot_uri_reads_null(emulator, machine):
+    url = emulator.url + machine.path
+    response = requests.patch(url, json={
+        'Boot': {'BootSourceOverrideMode': 'UEFI'}})
+    assert response.status_code == 204, response.text
+    body = requests.get(url).json()
+    # HttpBootUri is shown in UEFI mode only.
+    assert body['Boot']['BootSourceOverrideMode'] == 'UEFI'
+    assert body['Boot']['HttpBootUri'] is None

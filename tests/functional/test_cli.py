@@ -1,0 +1,44 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The console scripts as a new user first meets them."""
+
+import importlib.metadata
+import os
+import subprocess
+import sys
+
+BIN = os.path.dirname(sys.executable)
+
+
+def _run(*argv):
+    return subprocess.run([os.path.join(BIN, argv[0])] + list(argv[1:]),
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_emulator_help_lists_simulate_and_the_emulator_options():
+    result = _run('sushy-kubevirt-emulator', '--help')
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert out.startswith('usage: sushy-kubevirt-emulator')
+    assert '--simulate N' in out
+    assert 'configuration reference' in out
+    # sushy-emulator's own options follow ours.
+    assert '--config CONFIG' in out and '--feature-set' in out
+
+
+def test_emulator_version_names_both_packages():
+    result = _run('sushy-kubevirt-emulator', '--version')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'sushy-kubevirt %s (sushy-tools %s)' % (
+        importlib.metadata.version('sushy-kubevirt'),
+        importlib.metadata.version('sushy-tools'))
