@@ -12,6 +12,7 @@
 
 """The stevedore loader patched into sushy-tools' Application class."""
 
+import os
 from unittest import mock
 
 import flask
@@ -169,3 +170,21 @@ def test_other_drivers_keep_the_stock_indicators(app, monkeypatch):
     app.config[plugin.SYSTEMS_KEY] = 'fake'
     assert isinstance(app.systems, fakedriver.FakeDriver)
     assert isinstance(app.indicators, stock_indicators.StaticDriver)
+
+
+def test_every_extension_point_is_documented():
+    with open(os.path.join(os.path.dirname(__file__), '..', '..', 'doc',
+                           'source', 'usage.rst')) as doc:
+        text = doc.read()
+    missing = [point.name for point in plugin.EXTENSION_POINTS
+               if '``%s``' % point.name not in text]
+    assert not missing, 'doc/source/usage.rst lacks %s' % missing
+
+
+def test_a_lacking_sushy_tools_is_named_with_its_version(app, monkeypatch):
+    monkeypatch.delitem(app.view_functions, 'processor')
+    with pytest.raises(plugin.IncompatibleSushyTools) as exc:
+        plugin.check_extension_points(app)
+    assert 'it lacks processor (GET /redfish/v1/Systems/<identity>/' \
+        'Processors/<processor_id>)' in str(exc.value)
+    assert 'sushy-tools %s' % plugin._sushy_tools_version() in str(exc.value)
