@@ -31,8 +31,8 @@ import sys
 import time
 
 from kubernetes import client
-from kubernetes import config
 from kubernetes.client import exceptions
+from kubernetes import config
 import urllib3
 
 GROUP, VERSION, PLURAL = 'kubevirt.io', 'v1', 'virtualmachines'
