@@ -222,13 +222,19 @@ def test_emulator_serves_the_enrolled_nodes(stack):
         assert sizes == [DISK_GIB * 1024 ** 3]
 
 
-def test_power_on_through_the_name(stack):
+def test_boot_device_and_power_through_the_name(stack):
+    """Ironic keeps redfish_system_id (the name) for every later call."""
     conn = sushy.Sushy(stack.url + '/redfish/v1/', server_side_retries=0)
-    system = conn.get_system('/redfish/v1/Systems/node-0')
+    system = conn.get_system('/redfish/v1/Systems/node-1')
+    assert system.path == '/redfish/v1/Systems/node-1'
+    system.set_system_boot_options(sushy.BOOT_SOURCE_TARGET_PXE)  # PATCH
+    interface = stack.vms()['node-1']['spec']['template']['spec'][
+        'domain']['devices']['interfaces'][0]
+    assert interface['bootOrder'] == 1
     system.reset_system(sushy.RESET_ON)
     harness.wait_until(
-        lambda: stack.vms()['node-0']['spec']['runStrategy'] == 'Always',
-        20, 0.2, 'node-0 runStrategy Always')
+        lambda: stack.vms()['node-1']['spec']['runStrategy'] == 'Always',
+        20, 0.2, 'node-1 runStrategy Always')
 
 
 def test_restack_keeps_the_vms(stack, tmp_path):
@@ -252,6 +258,14 @@ def test_unstack_stops_the_services(stack):
                      **stack.local_conf).returncode == 0
     for pid in pids:
         harness.wait_until(lambda: gone(pid), 10, 0.1, 'pid %d gone' % pid)
+
+
+def test_clean_removes_the_simulator_unit_and_data(stack):
+    unit = stack.root / 'systemd/devstack@sushy-kubevirt-simulator.service'
+    assert unit.exists() and stack.kubeconfig.exists()
+    assert run_stack(stack.root, 'clean', **stack.local_conf).returncode == 0
+    assert not unit.exists()
+    assert not (stack.root / 'data/sushy-kubevirt').exists()
 
 
 @pytest.mark.parametrize('env, message', [
