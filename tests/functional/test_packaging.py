@@ -26,6 +26,7 @@ import fnmatch
 import json
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -197,7 +198,7 @@ def image_root(tmp_path_factory):
         if run.startswith('apt-get'):
             assert shutil.which('git'), 'the build stage installs git'
             continue
-        command = run.replace(' /', ' %s/' % root)
+        command = re.sub(r'(?<=[\s\'"])/', str(root) + '/', run)
         done = subprocess.run(['bash', '-c', command], timeout=540,
                               stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)

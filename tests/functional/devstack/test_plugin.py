@@ -224,7 +224,8 @@ def test_emulator_serves_the_enrolled_nodes(stack):
 
 def test_boot_device_and_power_through_the_name(stack):
     """Ironic keeps redfish_system_id (the name) for every later call."""
-    conn = sushy.Sushy(stack.url + '/redfish/v1/', server_side_retries=0)
+    conn = sushy.Sushy(stack.url + '/redfish/v1/', username='admin',
+                       password='password', server_side_retries=0)
     system = conn.get_system('/redfish/v1/Systems/node-1')
     assert system.path == '/redfish/v1/Systems/node-1'
     system.set_system_boot_options(sushy.BOOT_SOURCE_TARGET_PXE)  # PATCH
