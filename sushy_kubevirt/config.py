@@ -13,18 +13,64 @@
 """The ``SUSHY_EMULATOR_KUBEVIRT_*`` settings: defaults and type checks.
 
 Every key is read from the emulator's Flask config (the file given with
-``--config`` or ``SUSHY_EMULATOR_CONFIG``). Checks that need the cluster
-(namespaces that exist and can be read) happen when the cluster cache starts.
+``--config`` or ``SUSHY_EMULATOR_CONFIG``) by :func:`load`, which checks
+all of them at once: the systems driver calls it when it is built, at
+start-up on every launch path, so a wrong value stops the emulator with a
+message naming the key. A key with our prefix that is not a setting is
+logged as a warning naming the closest valid key. Checks that need the
+cluster (namespaces that exist and can be read) happen when the cluster
+cache starts.
 """
 
 import dataclasses
+import difflib
+import ipaddress
+import logging
+import re
 import typing
 
 PREFIX = 'SUSHY_EMULATOR_KUBEVIRT_'
+VMEDIA_PREFIX = PREFIX + 'VMEDIA_'
+
+LOG = logging.getLogger(__name__)
+#: Unknown keys already warned about (each is logged once per process).
+_WARNED = set()
+_HOST_NAME = re.compile(
+    r'^\.?[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9])?'
+    r'(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9])?)*$')
 
 
 class ConfigError(ValueError):
     """A setting has a wrong type or value; the message names the key."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Vmedia:
+    """``SUSHY_EMULATOR_KUBEVIRT_VMEDIA_*``: the virtual-media driver."""
+
+    #: StorageClass of the DataVolumes; None: the cluster default.
+    storage_class: typing.Optional[str] = None
+    #: ``Filesystem`` or ``Block``; None: from the StorageProfile.
+    volume_mode: typing.Optional[str] = None
+    #: Fraction added to the image size (CDI filesystem overhead).
+    size_margin: float = 0.1
+    #: Storage request when the image size is unknown.
+    default_size: str = '10Gi'
+    #: ConfigMap with the CA bundle for https images (CDI certConfigMap).
+    cert_configmap: typing.Optional[str] = None
+    #: Resolve the image host and ask the image's size (HEAD) before
+    #: creating anything.
+    check_url: bool = True
+    #: Seconds allowed for that whole check, redirects included.
+    url_timeout: float = 5.0
+    #: Redirects the check follows, each checked against the host policy.
+    max_redirects: int = 3
+    #: Hosts (names, addresses or CIDRs) an image may come from; None: any
+    #: host not denied.
+    allowed_hosts: typing.Optional[typing.Tuple[str, ...]] = None
+    #: Hosts denied on top of the built-in denials (link-local and
+    #: metadata addresses, the API server's own address and port).
+    denied_hosts: typing.Tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -41,48 +87,129 @@ class Settings:
     qps: float = 20.0
     #: Live calls allowed in a burst above ``qps``.
     burst: int = 40
+    #: The virtual-media settings.
+    vmedia: Vmedia = Vmedia()
 
 
-def _key(name):
-    return PREFIX + name.upper()
+def _key(name, prefix=PREFIX):
+    return prefix + name.upper()
 
 
-def _optional_str(config, name):
-    value = config.get(_key(name))
+def known_keys():
+    """Every ``SUSHY_EMULATOR_KUBEVIRT_*`` key :func:`load` reads."""
+    keys = {_key(f.name) for f in dataclasses.fields(Settings)
+            if f.name != 'vmedia'}
+    return keys | {_key(f.name, VMEDIA_PREFIX)
+                   for f in dataclasses.fields(Vmedia)}
+
+
+def _optional_str(config, key):
+    value = config.get(key)
     if value is not None and (not isinstance(value, str) or not value):
         raise ConfigError('%s must be a non-empty string, got %r'
-                          % (_key(name), value))
+                          % (key, value))
     return value
 
 
-def _namespaces(config):
-    key = _key('namespaces')
+def _names(config, key, what):
+    """A tuple of distinct non-empty strings, or None when unset."""
     value = config.get(key)
     if value is None:
         return None
     if isinstance(value, str) or not isinstance(value, (list, tuple)):
-        raise ConfigError('%s must be a list of namespace names, got %r'
-                          % (key, value))
-    if not value:
-        raise ConfigError('%s must not be an empty list; leave it unset to '
-                          'serve every namespace' % key)
+        raise ConfigError('%s must be a list of %s, got %r'
+                          % (key, what, value))
     for item in value:
         if not isinstance(item, str) or not item:
-            raise ConfigError('%s holds %r, which is not a namespace name'
-                              % (key, item))
+            raise ConfigError('%s holds %r, which is not a %s'
+                              % (key, item, what[:-1]))
     if len(set(value)) != len(value):
-        raise ConfigError('%s lists a namespace twice: %r' % (key, value))
+        raise ConfigError('%s lists a value twice: %r' % (key, value))
     return tuple(value)
 
 
-def _positive(config, name, kind, default):
-    key = _key(name)
-    value = config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, kind) or value <= 0:
-        raise ConfigError('%s must be a positive %s, got %r'
-                          % (key, 'integer' if kind is int else 'number',
-                             value))
+def _namespaces(config):
+    key = _key('namespaces')
+    value = _names(config, key, 'namespace names')
+    if value == ():
+        raise ConfigError('%s must not be an empty list; leave it unset to '
+                          'serve every namespace' % key)
     return value
+
+
+def _hosts(config, key):
+    """Host names, ``.domain`` suffixes, addresses or CIDRs, or None."""
+    value = _names(config, key, 'host names or CIDRs')
+    for item in value or ():
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            if '/' in item or not _HOST_NAME.match(item):
+                raise ConfigError('%s holds %r, which is neither a host '
+                                  'name nor an address or CIDR'
+                                  % (key, item)) from None
+    return value
+
+
+def _number(config, key, kind, default, minimum=0, strict=True):
+    value = config.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, kind) or \
+            value < minimum or (strict and value == minimum):
+        raise ConfigError('%s must be a%s %s %s %s, got %r'
+                          % (key, 'n' if kind is int else '',
+                             'integer' if kind is int else 'number',
+                             '>' if strict else '>=', minimum, value))
+    return value
+
+
+def _bool(config, key, default):
+    value = config.get(key, default)
+    if not isinstance(value, bool):
+        raise ConfigError('%s must be True or False, got %r' % (key, value))
+    return value
+
+
+def _vmedia(config):
+    defaults = Vmedia()
+
+    def key(name):
+        return _key(name, VMEDIA_PREFIX)
+
+    mode = config.get(key('volume_mode'))
+    if mode not in (None, 'Filesystem', 'Block'):
+        raise ConfigError('%s must be Filesystem or Block, got %r'
+                          % (key('volume_mode'), mode))
+    default_size = config.get(key('default_size'), defaults.default_size)
+    if not isinstance(default_size, str) or not default_size:
+        raise ConfigError('%s must be a non-empty string, got %r'
+                          % (key('default_size'), default_size))
+    return Vmedia(
+        storage_class=_optional_str(config, key('storage_class')),
+        volume_mode=mode,
+        size_margin=float(_number(config, key('size_margin'), (int, float),
+                                  defaults.size_margin, strict=False)),
+        default_size=default_size,
+        cert_configmap=_optional_str(config, key('cert_configmap')),
+        check_url=_bool(config, key('check_url'), defaults.check_url),
+        url_timeout=float(_number(config, key('url_timeout'), (int, float),
+                                  defaults.url_timeout)),
+        max_redirects=_number(config, key('max_redirects'), int,
+                              defaults.max_redirects, strict=False),
+        allowed_hosts=_hosts(config, key('allowed_hosts')),
+        denied_hosts=_hosts(config, key('denied_hosts')) or (),
+    )
+
+
+def warn_unknown(config):
+    """Log each unknown key with our prefix and the closest valid key."""
+    known = known_keys()
+    for key in sorted(k for k in config if isinstance(k, str)
+                      and k.startswith(PREFIX) and k not in known
+                      and k not in _WARNED):
+        _WARNED.add(key)
+        close = difflib.get_close_matches(key, known, n=1)
+        LOG.warning('Unknown setting %s ignored%s', key,
+                    '; did you mean %s?' % close[0] if close else '')
 
 
 def load(config):
@@ -91,11 +218,15 @@ def load(config):
     :raises ConfigError: naming the offending key.
     """
     defaults = Settings()
-    return Settings(
-        kubeconfig=_optional_str(config, 'kubeconfig'),
-        context=_optional_str(config, 'context'),
+    settings = Settings(
+        kubeconfig=_optional_str(config, _key('kubeconfig')),
+        context=_optional_str(config, _key('context')),
         namespaces=_namespaces(config),
-        label_selector=_optional_str(config, 'label_selector'),
-        qps=float(_positive(config, 'qps', (int, float), defaults.qps)),
-        burst=_positive(config, 'burst', int, defaults.burst),
+        label_selector=_optional_str(config, _key('label_selector')),
+        qps=float(_number(config, _key('qps'), (int, float),
+                          defaults.qps)),
+        burst=_number(config, _key('burst'), int, defaults.burst),
+        vmedia=_vmedia(config),
     )
+    warn_unknown(config)
+    return settings

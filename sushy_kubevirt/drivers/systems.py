@@ -39,6 +39,7 @@ from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import inventory
 from sushy_kubevirt.kubevirt import power
 from sushy_kubevirt import routes
@@ -327,18 +328,27 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def get_http_boot_uri(self, identity_):
+        """The recorded HttpBootUri (without userinfo), or None."""
         return fields.annotation(self._vm(identity_),
                                  HTTP_BOOT_URI_ANNOTATION)
 
     @errormap.translate
-    def set_http_boot_uri(self, ident, uri):
-        """Store ``uri`` on the VM (None: remove)."""
+    def set_http_boot_uri(self, identity_, uri):
+        """Record ``uri`` on the VM (None: remove it).
+
+        The URI is checked as an image URL; its userinfo is never
+        recorded (the virtual-media insert puts it into a Secret).
+        """
         if uri is None:
-            self._patch(ident, lambda vm: fields.remove_annotation_ops(
+            self._patch(identity_, lambda vm: fields.remove_annotation_ops(
                 vm, HTTP_BOOT_URI_ANNOTATION))
-        else:
-            self._patch(ident, lambda vm: fields.annotation_ops(
-                vm, HTTP_BOOT_URI_ANNOTATION, str(uri)))
+            return
+        try:
+            url = imageurl.parse(uri, 'HttpBootUri')
+        except imageurl.Invalid as exc:
+            raise vmedia.refused(exc) from None
+        self._patch(identity_, lambda vm: fields.annotation_ops(
+            vm, HTTP_BOOT_URI_ANNOTATION, url.url))
 
     # firmware
 

@@ -17,100 +17,54 @@ through :mod:`sushy_kubevirt.plugin`. Nothing is kept in process memory or
 in sushy-tools' state files: a tray is the VM's CD-ROM disk and volume plus
 its DataVolume (see :mod:`sushy_kubevirt.kubevirt.media`), read from the
 systems driver's watch cache, so every worker and a restarted emulator
-agree.
+agree. The policy (parameters, reuse, Status) is
+:mod:`sushy_kubevirt.kubevirt.tray`; the image check's I/O is
+:mod:`sushy_kubevirt.drivers.imagecheck`.
 
-InsertMedia validates everything before it writes: the ``Image`` URL
-(http or https, the host resolves and accepts a TCP connection from the
-emulator), the device and the other action parameters. It then creates
-the credentials Secret (if any) and the DataVolume, and attaches the
-CD-ROM in one guarded JSON patch. ``Inserted`` reads true only once CDI's
-import has Succeeded. A power-on while the attached image is importing is
-answered 409 ``ActionParameterValueConflict`` (Ironic retries it); a
-failed import answers 409 without that marker and never starts the VM
+InsertMedia checks everything before it writes: the action parameters
+and the ``Image`` URL (400 with a Base registry MessageId), then the host
+policy and the image's size, within one deadline. It then creates the
+credentials Secret (if any; userinfo in the URL goes there too), the
+DataVolume, and attaches the CD-ROM in one guarded JSON patch.
+``Inserted`` reads true only once CDI's import has Succeeded. A power-on
+while the attached image is importing is answered 409
+``ActionParameterValueConflict`` (Ironic retries it); a failed import
+answers 409 without that marker and never starts the VM
 (:func:`check_power_on`).
 """
 
-import dataclasses
-import socket
-import typing
-from urllib import parse as urlparse
-
 import flask
-import requests
 from sushy_tools.emulator.resources import base
 from sushy_tools.emulator.resources import vmedia
 from sushy_tools import error
 
-from sushy_kubevirt import config as config_mod
+from sushy_kubevirt import config
 from sushy_kubevirt.drivers import errormap
+from sushy_kubevirt.drivers import imagecheck
 from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kube import client
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import fields
-from sushy_kubevirt.kubevirt import identity as identity_mod
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import power
 from sushy_kubevirt.kubevirt import refusals
+from sushy_kubevirt.kubevirt import tray
+from sushy_kubevirt import messages
 
 CD = 'Cd'
 DEVICES = {CD: {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}
-SCHEMES = ('http', 'https')
-#: InsertMedia parameters understood (DMTF VirtualMedia.InsertMedia).
-PARAMETERS = ('Image', 'Inserted', 'WriteProtected', 'UserName',
-              'Password', 'TransferProtocolType', 'TransferMethod')
-INSERT_ENDPOINT = 'VirtualMedia.virtual_media_insert'
-_MASKED = '******'
+#: sushy-tools' endpoints of the two actions.
+ENDPOINTS = {tray.INSERT: 'VirtualMedia.virtual_media_insert',
+             tray.EJECT: 'VirtualMedia.virtual_media_eject'}
 
 
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    """``SUSHY_EMULATOR_KUBEVIRT_VMEDIA_*`` settings."""
-
-    #: StorageClass of the DataVolumes; None: the cluster default.
-    storage_class: typing.Optional[str] = None
-    #: ``Filesystem`` or ``Block``; None: from the StorageProfile.
-    volume_mode: typing.Optional[str] = None
-    #: Fraction added to the image size (CDI filesystem overhead).
-    size_margin: float = 0.1
-    #: Storage request when the image size is unknown.
-    default_size: str = '10Gi'
-    #: ConfigMap with the CA bundle for https images (CDI certConfigMap).
-    cert_configmap: typing.Optional[str] = None
-    #: Resolve and connect to the image host before creating anything.
-    check_url: bool = True
-    #: Seconds allowed for that check (and the HEAD asking the size).
-    url_timeout: float = 5.0
-
-
-def load_settings(config):
-    """:class:`Settings` from the emulator's config mapping."""
-    def key(name):
-        return '%sVMEDIA_%s' % (config_mod.PREFIX, name.upper())
-
-    values = {}
-    for field in dataclasses.fields(Settings):
-        if key(field.name) in config:
-            values[field.name] = config[key(field.name)]
-    settings = Settings(**values)
-    for name in ('storage_class', 'cert_configmap', 'default_size'):
-        value = getattr(settings, name)
-        if value is not None and (not isinstance(value, str) or not value):
-            raise config_mod.ConfigError(
-                '%s must be a non-empty string, got %r' % (key(name), value))
-    if settings.volume_mode not in (None, 'Filesystem', 'Block'):
-        raise config_mod.ConfigError(
-            '%s must be Filesystem or Block, got %r'
-            % (key('volume_mode'), settings.volume_mode))
-    for name in ('size_margin', 'url_timeout'):
-        value = getattr(settings, name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or value < 0:
-            raise config_mod.ConfigError(
-                '%s must be a number >= 0, got %r' % (key(name), value))
-    if not isinstance(settings.check_url, bool):
-        raise config_mod.ConfigError('%s must be True or False, got %r'
-                                     % (key('check_url'), settings.check_url))
-    return settings
+def refused(exc):
+    """The 4xx answer for a model refusal (:class:`imageurl.Invalid`)."""
+    return messages.RedfishError(exc.message_id, *exc.message_args,
+                                 detail=str(exc))
 
 
 def _device(device):
@@ -121,14 +75,14 @@ def _device(device):
     return DEVICES[device]
 
 
-def find_vm(systems, identity):
+def find_vm(systems, ident):
     """The VM behind a system id (UUID, name or ``namespace.name``).
 
     Aliases are resolved here rather than redirected: sushy-tools cannot
     redirect routes with a device in the URL.
     """
     try:
-        return systems.find_vm(identity)
+        return systems.find_vm(ident)
     except error.AliasAccessError as exc:
         return systems.find_vm(exc.args[0])
 
@@ -185,7 +139,7 @@ def _eject_ops(vm, device):
     return reset + detach
 
 
-def set_boot_image(systems, identity, device, boot_image=None,
+def set_boot_image(systems, ident, device, boot_image=None,
                    write_protected=True):
     """The systems driver's ``set_boot_image``: make the VM match the tray.
 
@@ -195,8 +149,8 @@ def set_boot_image(systems, identity, device, boot_image=None,
     repairs a VM that another writer changed in between.
     """
     _device(device)
-    vm = find_vm(systems, identity)
-    namespace, name = identity_mod.key(vm)
+    vm = find_vm(systems, ident)
+    namespace, name = identity.key(vm)
     if boot_image is None:
         guarded.guarded_patch(systems.cluster, namespace, name,
                               lambda vm: _eject_ops(vm, device))
@@ -210,104 +164,22 @@ def set_boot_image(systems, identity, device, boot_image=None,
                           lambda vm: media.attach_ops(vm, device, boot_image))
 
 
-def _request_parameters():
-    """The InsertMedia JSON body, when called from that route.
+def _action_body(action):
+    """``(True, body)`` when serving ``action``'s route, else (False, None).
 
-    ({} elsewhere, e.g. sushy-tools' HttpBootUri PATCH also inserts.)
+    ``body`` is the parsed JSON (None when there is none).
+
+    :raises messages.RedfishError: MalformedJSON for a body that is not
+        JSON.
     """
     if not flask.has_request_context() or \
-            flask.request.endpoint != INSERT_ENDPOINT:
-        return {}
+            flask.request.endpoint != ENDPOINTS[action]:
+        return False, None
     body = flask.request.get_json(silent=True)
-    return body if isinstance(body, dict) else {}
-
-
-def _validate(image_url, inserted, write_protected, body):
-    unknown = sorted(set(body) - set(PARAMETERS))
-    if unknown:
-        raise error.BadRequest(
-            'InsertMedia parameter %s is not supported; supported: %s'
-            % (', '.join(unknown), ', '.join(PARAMETERS)))
-    if not image_url or not isinstance(image_url, str):
-        raise error.BadRequest(
-            'InsertMedia requires Image: the http or https URL of the image')
-    parsed = urlparse.urlsplit(image_url)
-    scheme = parsed.scheme.lower()
-    if scheme not in SCHEMES:
-        raise error.BadRequest(
-            'Image %s: scheme %r is not supported; use http or https'
-            % (image_url, parsed.scheme))
-    try:
-        parsed.port
-    except ValueError:
-        raise error.BadRequest('Image %s has an invalid port' % image_url)
-    if not parsed.hostname:
-        raise error.BadRequest('Image %s has no host' % image_url)
-    for name, value in (('Inserted', inserted),
-                        ('WriteProtected', write_protected)):
-        if not isinstance(value, bool):
-            raise error.BadRequest('%s must be true or false' % name)
-    if not write_protected:
-        raise error.BadRequest(
-            'WriteProtected false is not possible: a virtual CD is '
-            'read-only')
-    protocol = body.get('TransferProtocolType')
-    if protocol is not None and protocol != scheme.upper():
-        raise error.BadRequest(
-            'TransferProtocolType %r does not match the Image URL scheme '
-            '(%s)' % (protocol, scheme.upper()))
-    method = body.get('TransferMethod')
-    if method not in (None, 'Stream'):
-        raise error.BadRequest(
-            'TransferMethod %r is not supported; the image is imported '
-            'from its URL (Stream)' % method)
-
-
-def _check_reachable(image_url, timeout):
-    """400 unless the image host resolves and accepts a TCP connection."""
-    parsed = urlparse.urlsplit(image_url)
-    port = parsed.port or (443 if parsed.scheme.lower() == 'https' else 80)
-    try:
-        addresses = socket.getaddrinfo(parsed.hostname, port,
-                                       type=socket.SOCK_STREAM)
-    except (socket.gaierror, UnicodeError) as exc:
-        raise error.BadRequest('Image %s: host %s cannot be resolved: %s'
-                               % (image_url, parsed.hostname, exc))
-    last = None
-    for family, kind, proto, _name, address in addresses:
-        try:
-            with socket.socket(family, kind, proto) as sock:
-                sock.settimeout(timeout)
-                sock.connect(address)
-            return
-        except OSError as exc:
-            last = exc
-    raise error.BadRequest('Image %s: host %s port %s is not reachable: %s'
-                           % (image_url, parsed.hostname, port, last))
-
-
-def _image_size(image_url, auth, timeout):
-    """Content-Length from a HEAD request, or None (best effort)."""
-    try:
-        answer = requests.head(image_url, auth=auth, timeout=timeout,
-                               allow_redirects=True)
-        if answer.status_code == 200:
-            return int(answer.headers.get('Content-Length') or 0) or None
-    except (requests.RequestException, ValueError):
-        pass
-    return None
-
-
-def _reusable(dv, image_url, username, inserted):
-    """True when ``dv`` already is (or is becoming) the wanted media."""
-    if dv is None or fields.get(dv, 'metadata', 'deletionTimestamp'):
-        return False
-    return (media.source_url(dv) == image_url
-            and fields.get(dv, 'status', 'phase') != media.FAILED
-            and fields.annotation(dv, media.ANNOTATION_USERNAME) == (
-                username or None)
-            and (fields.annotation(dv, media.ANNOTATION_INSERTED)
-                 != 'false') == inserted)
+    if body is None and flask.request.get_data():
+        raise messages.RedfishError(
+            'MalformedJSON', detail='The %s body is not JSON' % action)
+    return True, body
 
 
 def _ignore_missing(call, *args):
@@ -317,6 +189,15 @@ def _ignore_missing(call, *args):
         pass
 
 
+def api_host(settings):
+    """The Kubernetes API server URL of ``settings`` (no connection)."""
+    api_client = client.make_api_client(settings)
+    try:
+        return api_client.configuration.host
+    finally:
+        api_client.close()
+
+
 class KubeVirtVmediaDriver(vmedia.BaseDriver):
     """Virtual media backed by CDI DataVolumes; device ``Cd`` only.
 
@@ -324,13 +205,14 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
     Redfish client could use for them.
     """
 
-    def __init__(self, config, logger, systems):
+    def __init__(self, config_, logger, systems):
         # Deliberately skip BaseDriver.__init__: it opens sushy-tools'
         # per-process state file, and all state here lives in Kubernetes.
-        base.DriverBase.__init__(self, config, logger)
+        base.DriverBase.__init__(self, config_, logger)
         self._systems = systems
         self._device_types = DEVICES
-        self.settings = load_settings(config)
+        self.settings = config.load(config_).vmedia
+        self._policy = None
 
     @property
     def driver(self):
@@ -340,58 +222,31 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
     def _cluster(self):
         return self._systems.cluster
 
-    def _get_device(self, identity, device):
+    def _get_device(self, identity_, device):
         return _device(device)
 
-    def _tray(self, identity, device):
+    def _tray(self, identity_, device):
         """``(dv, state)``: the tray's DataVolume (or None), its state."""
         _device(device)
-        vm = find_vm(self._systems, identity)
+        vm = find_vm(self._systems, identity_)
         dv = _tray_datavolume(self._cluster, vm, device)
         return dv, media.media_state(vm, dv)
 
     @errormap.translate
-    def get_device_image_info(self, identity, device):
+    def get_device_image_info(self, identity_, device):
         """The tray as the VM and its DataVolume show it now."""
-        dv, state = self._tray(identity, device)
-        username = fields.annotation(dv, media.ANNOTATION_USERNAME) \
-            if state.image else None
+        dv, state = self._tray(identity_, device)
+        username, password = tray.credentials_shown(dv, state)
         return vmedia.DeviceInfo(
             state.image_name, state.image, state.inserted,
-            state.write_protected, username or '',
-            _MASKED if username is not None else '', True)
+            state.write_protected, username, password, True)
 
     @errormap.translate
-    def get_device_status(self, identity, device):
-        """Properties added to the VirtualMedia resource (routes hook).
+    def get_device_status(self, identity_, device):
+        """Properties added to the VirtualMedia resource (routes hook)."""
+        return tray.device_status(*self._tray(identity_, device))
 
-        ``Status`` (VirtualMedia v1.4): State Enabled, or Starting while
-        the image imports; Health Critical with the error as a Condition
-        when the import failed. ``Oem.SushyKubevirt``: the DataVolume's
-        phase, progress and error.
-        """
-        dv, state = self._tray(identity, device)
-        phase = fields.get(dv, 'status', 'phase') if state.image else None
-        status = {'State': 'Enabled', 'Health': 'OK'}
-        if state.image and phase != media.SUCCEEDED:
-            status['State'] = 'Starting'
-        if state.error:
-            status['Health'] = 'Warning' if phase != media.FAILED \
-                else 'Critical'
-            status['Conditions'] = [{
-                'MessageId': 'Base.1.0.GeneralError',
-                'Message': 'Image import: %s' % state.error,
-                'Severity': status['Health']}]
-        return {'Status': status,
-                'Oem': {'SushyKubevirt': {
-                    'DataVolume': fields.get(dv, 'metadata', 'name')
-                    if state.image else None,
-                    'ImportPhase': phase,
-                    'ImportProgress': state.progress if state.image
-                    else None,
-                    'ImportError': state.error}}}
-
-    def update_device_info(self, identity, device, verify=False):
+    def update_device_info(self, identity_, device, verify=False):
         _device(device)
         if not verify:
             raise error.BadRequest(
@@ -399,83 +254,126 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
                 'https image servers (against the CA bundle in %s)'
                 % (self.settings.cert_configmap or 'the system trust store'))
 
-    def add_certificate(self, identity, device, cert_string, cert_type):
+    def add_certificate(self, identity_, device, cert_string, cert_type):
         raise error.NotSupportedError(
             'Put the CA certificate into the ConfigMap named by '
             'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_CERT_CONFIGMAP instead')
 
     replace_certificate = add_certificate
 
-    def list_certificates(self, identity, device):
+    def list_certificates(self, identity_, device):
         _device(device)
         return []
 
-    def delete_certificate(self, identity, device, cert_id):
+    def delete_certificate(self, identity_, device, cert_id):
         raise error.NotFound('Certificate %s not found' % cert_id)
 
+    def _host_policy(self):
+        if self._policy is None:
+            s = self.settings
+            self._policy = imageurl.Policy(
+                allowed=s.allowed_hosts, denied=s.denied_hosts,
+                endpoints=imagecheck.endpoints(
+                    api_host(self._cluster.settings), s.url_timeout))
+        return self._policy
+
+    def _image_size(self, request):
+        """Apply the host policy; the image size, or None when unknown."""
+        s = self.settings
+        credentials = (request.username, request.password) \
+            if request.username else None
+        try:
+            return imagecheck.check(request.url, self._host_policy(),
+                                    s.url_timeout, s.max_redirects,
+                                    fetch=s.check_url,
+                                    credentials=credentials)
+        except imagecheck.Refused as exc:
+            raise messages.RedfishError(
+                'ActionParameterValueConflict', 'Image', request.url.url,
+                detail='Image %s is refused: %s' % (request.url.url, exc))
+        except imagecheck.Unavailable as exc:
+            self._logger.info('Image %s: size unknown (%s); requesting %s',
+                              request.url.url, exc, s.default_size)
+            return None
+
     @errormap.translate
-    def insert_image(self, identity, device, image_url, inserted=True,
+    def insert_image(self, identity_, device, image_url, inserted=True,
                      write_protected=True, username=None, password=None):
         """Import ``image_url`` into the tray; return the DataVolume name.
 
-        Validates first and changes nothing on bad input (400) or an
+        Checks first and changes nothing on bad input (400) or an
         unknown device (404). Re-inserting the URL being imported (or
-        imported) is a no-op; another URL, other credentials or a failed
-        import replace the DataVolume.
+        imported) is a no-op unless it has credentials; another URL,
+        credentials or a failed import replace the DataVolume.
         """
         _device(device)
-        _validate(image_url, inserted, write_protected, _request_parameters())
-        vm = find_vm(self._systems, identity)
-        auth = (username, password) if username and password else None
-        if self.settings.check_url:
-            _check_reachable(image_url, self.settings.url_timeout)
-        namespace, name = identity_mod.key(vm)
+        routed, body = _action_body(tray.INSERT)
+        if not routed:
+            # e.g. sushy-tools' HttpBootUri PATCH inserts too.
+            body = {'Image': image_url}
+        try:
+            request = tray.insert_request(body)
+        except imageurl.Invalid as exc:
+            raise refused(exc) from None
+        vm = find_vm(self._systems, identity_)
+        size = self._image_size(request)
+        namespace, name = identity.key(vm)
         dv_name = media.datavolume_name(vm, device)
         current = self._cluster.get_datavolume(namespace, dv_name)
         if current is not None and not media.is_tray(current, vm, device):
             raise error.Conflict(
                 'DataVolume %s/%s exists and is not virtual media of %s; '
                 'refusing to replace it' % (namespace, dv_name, name))
-        if not _reusable(current, image_url, auth and username, inserted):
+        if not tray.reusable(current, request.url.url, request.inserted,
+                             request.username is not None):
             if current is not None:
                 self._delete_tray(namespace, current)
-            self._create_tray(vm, device, image_url, auth, inserted)
-        self._attach(namespace, name, device, dv_name, inserted)
+            self._create_tray(vm, device, request, size)
+        self._attach(namespace, name, device, dv_name, request.inserted)
         self._logger.info('Virtual media %s of %s/%s: importing %s into '
                           'DataVolume %s', device, namespace, name,
-                          image_url, dv_name)
+                          request.url.url, dv_name)
         return dv_name
 
-    def _create_tray(self, vm, device, image_url, auth, inserted):
+    def _create_tray(self, vm, device, request, size):
         namespace = vm['metadata']['namespace']
         dv_name = media.datavolume_name(vm, device)
-        secret = None
-        if auth:
-            body = media.secret_body(vm, device, dv_name, *auth)
-            secret = body['metadata']['name']
+        secret = media.secret_name(dv_name)
+        if request.username is None:
+            # A Secret left by an earlier failed insert.
+            _ignore_missing(self._cluster.delete_secret, namespace, secret)
+            secret = None
+        else:
+            body = media.secret_body(vm, device, dv_name, request.username,
+                                     request.password)
             try:
                 self._cluster.create_secret(namespace, body)
             except apierrors.Conflict:
                 _ignore_missing(self._cluster.delete_secret, namespace,
                                 secret)
                 self._cluster.create_secret(namespace, body)
-        size = None
-        if self.settings.check_url:
-            size = _image_size(image_url, auth, self.settings.url_timeout)
+        s = self.settings
         body = media.datavolume_body(
-            vm, device, image_url, size_bytes=size,
-            margin=self.settings.size_margin,
-            default_size=self.settings.default_size,
-            storage_class=self.settings.storage_class,
-            volume_mode=self.settings.volume_mode, secret=secret,
-            cert_configmap=self.settings.cert_configmap, inserted=inserted,
-            username=auth and auth[0])
+            vm, device, request.url.url, size_bytes=size,
+            margin=s.size_margin, default_size=s.default_size,
+            storage_class=s.storage_class, volume_mode=s.volume_mode,
+            secret=secret, cert_configmap=s.cert_configmap,
+            inserted=request.inserted,
+            username=None if request.url.username else request.username)
         try:
             self._cluster.create_datavolume(namespace, body)
-        except apierrors.Conflict:
-            raise error.Conflict(
-                'DataVolume %s/%s is still being replaced; retry the '
-                'InsertMedia' % (namespace, dv_name))
+        except Exception as exc:
+            if secret:
+                try:
+                    _ignore_missing(self._cluster.delete_secret, namespace,
+                                    secret)
+                except apierrors.ApiError:
+                    pass    # the next insert or eject deletes it
+            if isinstance(exc, apierrors.Conflict):
+                raise error.Conflict(
+                    'DataVolume %s/%s is still being replaced; retry the '
+                    'InsertMedia' % (namespace, dv_name)) from exc
+            raise
 
     def _attach(self, namespace, name, device, dv_name, inserted):
         def build(vm):
@@ -491,23 +389,28 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             raise
 
     def _delete_tray(self, namespace, dv):
-        _ignore_missing(self._cluster.delete_datavolume, namespace,
-                        dv['metadata']['name'])
+        name = dv['metadata']['name']
+        _ignore_missing(self._cluster.delete_datavolume, namespace, name)
         secret = fields.get(dv, 'spec', 'source', 'http', 'secretRef')
         if secret:
             _ignore_missing(self._cluster.delete_secret, namespace, secret)
 
     @errormap.translate
-    def eject_image(self, identity, device):
+    def eject_image(self, identity_, device):
         """Detach the CD-ROM (one guarded patch), delete the DataVolume.
 
-        Idempotent: with nothing inserted no API call is made. When the
-        boot device was Cd it becomes Hdd, as sushy-tools' libvirt driver
-        does on eject.
+        Idempotent: with nothing inserted the only API call is the
+        DELETE of a credentials Secret an earlier failed insert may have
+        left (404 otherwise). When the boot device was Cd it becomes Hdd,
+        as sushy-tools' libvirt driver does on eject.
         """
         _device(device)
-        vm = find_vm(self._systems, identity)
-        namespace, name = identity_mod.key(vm)
+        try:
+            tray.eject_request(_action_body(tray.EJECT)[1])
+        except imageurl.Invalid as exc:
+            raise refused(exc) from None
+        vm = find_vm(self._systems, identity_)
+        namespace, name = identity.key(vm)
         dv = _tray_datavolume(self._cluster, vm, device)
         guarded.guarded_patch(self._cluster, namespace, name,
                               lambda vm: _eject_ops(vm, device))
@@ -515,3 +418,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             self._delete_tray(namespace, dv)
             self._logger.info('Virtual media %s of %s/%s ejected',
                               device, namespace, name)
+        else:
+            _ignore_missing(self._cluster.delete_secret, namespace,
+                            media.secret_name(
+                                media.datavolume_name(vm, device)))

@@ -179,7 +179,9 @@ def test_eject_is_idempotent(machine, images, sim):
     sim.request_log.clear()
     assert machine.eject().status_code == 204
     assert machine.eject().status_code == 204
-    assert conftest.writes(sim) == []
+    # Only the DELETE of a credentials Secret a failed insert may leave.
+    assert [(e['verb'], e['resource'], e['status'])
+            for e in conftest.writes(sim)] == [('delete', 'secrets', 404)] * 2
     assert machine.datavolumes() == []
     after = machine.spec()
     assert CDROM not in [d['name'] for d in disks(machine.vm())]
@@ -218,16 +220,12 @@ def test_credentials_go_to_a_secret(machine, images, sim):
     assert sim.store.try_get(secrets, 'default', secret_name) is None
 
 
-def _closed_port():
-    return 'http://127.0.0.1:%d/x.iso' % harness.free_port()
-
-
 BAD_INPUT = [
     ('missing Image', {}, 400, 'requires Image'),
-    ('ftp scheme', {'Image': 'ftp://127.0.0.1/x.iso'}, 400, 'scheme'),
+    ('ftp scheme', {'Image': 'ftp://127.0.0.1/x.iso'}, 400,
+     'http or https'),
     ('unresolvable host', {'Image': 'http://no-such-host.invalid/x.iso'},
      400, 'cannot be resolved'),
-    ('unreachable host', {'Image': _closed_port}, 400, 'not reachable'),
     ('user without password', {'Image': 'http://127.0.0.1/x.iso',
                                'UserName': 'u'}, 400, 'together'),
     ('writable CD', {'Image': 'http://127.0.0.1/x.iso',

@@ -12,22 +12,25 @@
 
 """SUSHY_EMULATOR_KUBEVIRT_VMEDIA_* settings (no cluster needed)."""
 
+import logging
+
 import pytest
 
 from sushy_kubevirt import config
-from sushy_kubevirt.drivers import vmedia
 
 KEY = 'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_'
 
 
 def test_defaults():
-    assert vmedia.load_settings({}) == vmedia.Settings()
+    assert config.load({}).vmedia == config.Vmedia()
 
 
 def test_values():
-    settings = vmedia.load_settings({
+    settings = config.load({
         KEY + 'STORAGE_CLASS': 'fast', KEY + 'VOLUME_MODE': 'Block',
-        KEY + 'SIZE_MARGIN': 0.25, KEY + 'CHECK_URL': False})
+        KEY + 'SIZE_MARGIN': 0.25, KEY + 'CHECK_URL': False,
+        KEY + 'ALLOWED_HOSTS': ['.example.com', '10.0.0.0/8'],
+        KEY + 'DENIED_HOSTS': ['192.0.2.1']}).vmedia
     assert settings.storage_class == 'fast'
     assert settings.volume_mode == 'Block'
     assert settings.size_margin == 0.25 and settings.check_url is False
@@ -36,8 +39,19 @@ def test_values():
 @pytest.mark.parametrize('name,value', [
     ('STORAGE_CLASS', ''), ('VOLUME_MODE', 'Raw'), ('SIZE_MARGIN', -1),
     ('SIZE_MARGIN', True), ('URL_TIMEOUT', 'x'), ('CHECK_URL', 'yes'),
-    ('DEFAULT_SIZE', 10)])
+    ('DEFAULT_SIZE', 10), ('URL_TIMEOUT', 0), ('MAX_REDIRECTS', -1),
+    ('MAX_REDIRECTS', 1.5), ('ALLOWED_HOSTS', '10.0.0.0/8'),
+    ('ALLOWED_HOSTS', ['10.0.0.0/33']), ('DENIED_HOSTS', ['a b']),
+    ('DENIED_HOSTS', [''])])
 def test_invalid_names_the_key(name, value):
     with pytest.raises(config.ConfigError) as exc:
-        vmedia.load_settings({KEY + name: value})
+        config.load({KEY + name: value})
     assert KEY + name in str(exc.value)
+
+
+def test_unknown_key_names_the_closest(caplog):
+    with caplog.at_level(logging.WARNING, logger=config.__name__):
+        config.load({KEY + 'CHEK_URL': False, 'SUSHY_EMULATOR_OTHER': 1})
+    assert KEY + 'CHEK_URL' in caplog.text
+    assert 'did you mean %sCHECK_URL?' % KEY in caplog.text
+    assert 'SUSHY_EMULATOR_OTHER' not in caplog.text

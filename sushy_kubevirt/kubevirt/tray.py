@@ -1,0 +1,186 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The virtual-media policy: action parameters, tray reuse, Status.
+
+Pure functions of request bodies, VMs and DataVolumes (see
+:mod:`sushy_kubevirt.kubevirt.media` for the objects); no I/O. Bad input
+raises :class:`~sushy_kubevirt.kubevirt.imageurl.Invalid` naming a DMTF
+Base registry message.
+"""
+
+import collections
+
+from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import media
+
+INSERT = 'VirtualMedia.InsertMedia'
+EJECT = 'VirtualMedia.EjectMedia'
+#: InsertMedia parameters understood (DMTF VirtualMedia.InsertMedia).
+PARAMETERS = ('Image', 'Inserted', 'WriteProtected', 'UserName',
+              'Password', 'TransferProtocolType', 'TransferMethod')
+PROTOCOLS = ('HTTP', 'HTTPS')
+METHODS = ('Stream',)
+MASKED = '******'
+
+Insert = collections.namedtuple(
+    'Insert', ['url', 'inserted', 'username', 'password'])
+
+
+def _not_object(action):
+    return imageurl.Invalid('MalformedJSON', (),
+                            'The %s body must be a JSON object' % action)
+
+
+def _unknown(body, allowed, action):
+    unknown = sorted(set(body) - set(allowed))
+    if unknown:
+        raise imageurl.Invalid(
+            'ActionParameterUnknown', (action, unknown[0]),
+            '%s parameter %s is not supported; supported: %s'
+            % (action, ', '.join(unknown), ', '.join(allowed) or 'none'))
+
+
+def _typed(body, name, kind, default):
+    value = body.get(name)
+    if value is None:
+        return default
+    if not isinstance(value, kind):
+        raise imageurl.invalid(
+            'type', value, name, INSERT, '%s must be %s' % (
+                name, 'true or false' if kind is bool else 'a string'))
+    return value
+
+
+def _choice(body, name, allowed):
+    value = _typed(body, name, str, None)
+    if value is not None and value not in allowed:
+        raise imageurl.Invalid(
+            'ActionParameterValueNotInList',
+            (imageurl.shown(value), name, INSERT),
+            '%s %r is not supported; supported: %s'
+            % (name, imageurl.shown(value), ', '.join(allowed)))
+    return value
+
+
+def _conflict(name, value, detail):
+    return imageurl.invalid('denied', value, name, INSERT, detail)
+
+
+def insert_request(body):
+    """The InsertMedia ``body`` checked: an :class:`Insert`.
+
+    Credentials come from ``UserName``/``Password`` or from the Image
+    URL's userinfo (never both); the URL kept has no userinfo.
+
+    :raises imageurl.Invalid: the first problem found.
+    """
+    if not isinstance(body, dict):
+        raise _not_object(INSERT)
+    _unknown(body, PARAMETERS, INSERT)
+    if body.get('Image') in (None, ''):
+        raise imageurl.Invalid(
+            'ActionParameterMissing', (INSERT, 'Image'),
+            'InsertMedia requires Image: the http or https URL of the '
+            'image')
+    url = imageurl.parse(body['Image'], 'Image', INSERT)
+    inserted = _typed(body, 'Inserted', bool, True)
+    if not _typed(body, 'WriteProtected', bool, True):
+        raise _conflict('WriteProtected', False,
+                        'WriteProtected false is not possible: a virtual '
+                        'CD is read-only')
+    username = _typed(body, 'UserName', str, '') or None
+    password = _typed(body, 'Password', str, '') or None
+    if (username is None) != (password is None):
+        raise imageurl.Invalid(
+            'ActionParameterMissing',
+            (INSERT, 'Password' if username else 'UserName'),
+            'UserName and Password must be passed together')
+    if username and url.username:
+        raise _conflict('UserName', username,
+                        'Give the credentials either in the Image URL or '
+                        'as UserName and Password, not both')
+    protocol = _choice(body, 'TransferProtocolType', PROTOCOLS)
+    if protocol is not None and protocol != url.scheme.upper():
+        raise _conflict('TransferProtocolType', protocol,
+                        'TransferProtocolType %s does not match the Image '
+                        'URL scheme (%s)' % (protocol, url.scheme.upper()))
+    _choice(body, 'TransferMethod', METHODS)
+    return Insert(url, inserted, username or url.username,
+                  password or url.password)
+
+
+def eject_request(body):
+    """Check an EjectMedia body (absent or ``{}``: it has no parameter)."""
+    if body is None:
+        return
+    if not isinstance(body, dict):
+        raise _not_object(EJECT)
+    _unknown(body, (), EJECT)
+
+
+def reusable(dv, url, inserted, credentials):
+    """True when ``dv`` already is (or is becoming) the wanted media.
+
+    Media with credentials is always imported again: whether the
+    password changed cannot be told without reading the Secret.
+    """
+    if dv is None or credentials or \
+            fields.get(dv, 'metadata', 'deletionTimestamp'):
+        return False
+    return (media.source_url(dv) == url
+            and fields.get(dv, 'status', 'phase') != media.FAILED
+            and fields.annotation(dv, media.ANNOTATION_USERNAME) is None
+            and (fields.annotation(dv, media.ANNOTATION_INSERTED)
+                 != 'false') == inserted)
+
+
+def credentials_shown(dv, state):
+    """``(UserName, Password)`` as VirtualMedia shows them.
+
+    The UserName given as a parameter is shown; the password is masked;
+    credentials from a URL's userinfo show as an empty UserName.
+    """
+    username = fields.annotation(dv, media.ANNOTATION_USERNAME) \
+        if state.image else None
+    if username is None:
+        return '', ''
+    return username, MASKED
+
+
+def device_status(dv, state):
+    """Properties added to the VirtualMedia resource.
+
+    ``Status`` (VirtualMedia v1.4): State Enabled, or Starting while the
+    image imports; Health Warning while the importer retries after an
+    error, Critical with the error as a Condition when the import failed.
+    ``Oem.SushyKubevirt``: the DataVolume's name, phase, progress, error.
+    """
+    phase = fields.get(dv, 'status', 'phase') if state.image else None
+    status = {'State': 'Enabled', 'Health': 'OK'}
+    if state.image and phase != media.SUCCEEDED:
+        status['State'] = 'Starting'
+    if state.error:
+        status['Health'] = 'Warning' if phase != media.FAILED \
+            else 'Critical'
+        status['Conditions'] = [{
+            'MessageId': 'Base.1.0.GeneralError',
+            'Message': 'Image import: %s' % state.error,
+            'Severity': status['Health']}]
+    return {'Status': status,
+            'Oem': {'SushyKubevirt': {
+                'DataVolume': fields.get(dv, 'metadata', 'name')
+                if state.image else None,
+                'ImportPhase': phase,
+                'ImportProgress': state.progress if state.image else None,
+                'ImportError': state.error}}}
