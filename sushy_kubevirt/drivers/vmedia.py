@@ -338,17 +338,15 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
     def _create_tray(self, vm, device, request, size):
         namespace = vm['metadata']['namespace']
         dv_name = media.datavolume_name(vm, device)
-        secret = media.secret_name(dv_name)
-        if request.username is None:
-            # A Secret left by an earlier failed insert.
-            _ignore_missing(self._cluster.delete_secret, namespace, secret)
-            secret = None
-        else:
+        secret = None
+        if request.username is not None:
             body = media.secret_body(vm, device, dv_name, request.username,
                                      request.password)
+            secret = body['metadata']['name']
             try:
                 self._cluster.create_secret(namespace, body)
             except apierrors.Conflict:
+                # Left by an earlier failed insert.
                 _ignore_missing(self._cluster.delete_secret, namespace,
                                 secret)
                 self._cluster.create_secret(namespace, body)

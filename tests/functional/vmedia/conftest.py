@@ -129,6 +129,10 @@ class Machine:
         return requests.patch(self.url(self.path), json={'Boot': body},
                               timeout=30)
 
+    def boot_mode(self, mode):
+        return requests.patch(self.url(self.path), json={
+            'Boot': {'BootSourceOverrideMode': mode}}, timeout=30)
+
     def media(self):
         answer = requests.get(self.url(self.cd), timeout=30)
         assert answer.status_code == 200, answer.text
