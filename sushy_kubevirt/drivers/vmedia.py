@@ -59,6 +59,7 @@ DEVICES = {CD: {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}
 #: sushy-tools' endpoints of the two actions.
 ENDPOINTS = {tray.INSERT: 'VirtualMedia.virtual_media_insert',
              tray.EJECT: 'VirtualMedia.virtual_media_eject'}
+HTTP_BOOT_URI = 'Boot/HttpBootUri'
 
 
 def refused(exc):
@@ -288,9 +289,10 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
                                     fetch=s.check_url,
                                     credentials=credentials)
         except imagecheck.Refused as exc:
-            raise messages.RedfishError(
-                'ActionParameterValueConflict', 'Image', request.url.url,
-                detail='Image %s is refused: %s' % (request.url.url, exc))
+            raise refused(imageurl.invalid(
+                'denied', request.url.url, request.name, request.action,
+                '%s %s is refused: %s' % (request.name, request.url.url,
+                                          exc))) from None
         except imagecheck.Unavailable as exc:
             self._logger.info('Image %s: size unknown (%s); requesting %s',
                               request.url.url, exc, s.default_size)
@@ -308,11 +310,10 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         """
         _device(device)
         routed, body = _action_body(tray.INSERT)
-        if not routed:
-            # e.g. sushy-tools' HttpBootUri PATCH inserts too.
-            body = {'Image': image_url}
         try:
-            request = tray.insert_request(body)
+            # Not routed: the System PATCH of HttpBootUri inserts too.
+            request = tray.insert_request(body) if routed else \
+                tray.uri_request(image_url, HTTP_BOOT_URI)
         except imageurl.Invalid as exc:
             raise refused(exc) from None
         vm = find_vm(self._systems, identity_)

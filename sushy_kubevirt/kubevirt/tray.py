@@ -33,8 +33,10 @@ PROTOCOLS = ('HTTP', 'HTTPS')
 METHODS = ('Stream',)
 MASKED = '******'
 
+#: A checked insert; ``name``/``action``: where the URL came from.
 Insert = collections.namedtuple(
-    'Insert', ['url', 'inserted', 'username', 'password'])
+    'Insert', ['url', 'inserted', 'username', 'password', 'name',
+               'action'])
 
 
 def _not_object(action):
@@ -117,7 +119,13 @@ def insert_request(body):
                         'URL scheme (%s)' % (protocol, url.scheme.upper()))
     _choice(body, 'TransferMethod', METHODS)
     return Insert(url, inserted, username or url.username,
-                  password or url.password)
+                  password or url.password, 'Image', INSERT)
+
+
+def uri_request(uri, name):
+    """An :class:`Insert` of resource property ``name`` (HttpBootUri)."""
+    url = imageurl.parse(uri, name)
+    return Insert(url, True, url.username, url.password, name, None)
 
 
 def eject_request(body):
