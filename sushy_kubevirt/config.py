@@ -217,8 +217,9 @@ def load(config):
 
     :raises ConfigError: naming the offending key.
     """
+    warn_unknown(config)
     defaults = Settings()
-    settings = Settings(
+    return Settings(
         kubeconfig=_optional_str(config, _key('kubeconfig')),
         context=_optional_str(config, _key('context')),
         namespaces=_namespaces(config),
@@ -228,5 +229,3 @@ def load(config):
         burst=_number(config, _key('burst'), int, defaults.burst),
         vmedia=_vmedia(config),
     )
-    warn_unknown(config)
-    return settings

@@ -15,6 +15,7 @@
 import logging
 
 import pytest
+from tests.functional.emulator import harness
 
 from sushy_kubevirt import config
 
@@ -55,3 +56,18 @@ def test_unknown_key_names_the_closest(caplog):
     assert KEY + 'CHEK_URL' in caplog.text
     assert 'did you mean %sCHECK_URL?' % KEY in caplog.text
     assert 'SUSHY_EMULATOR_OTHER' not in caplog.text
+
+
+@pytest.mark.parametrize('mode', harness.MODES)
+def test_a_wrong_vmedia_setting_stops_start_up(mode, tmp_path):
+    """No cluster is needed: the settings are checked before any call."""
+    config = harness.write_config(
+        tmp_path / 'emulator.conf', str(tmp_path / 'no-kubeconfig'),
+        SUSHY_EMULATOR_KUBEVIRT_VMEDIA_CHECK_URL='no',
+        SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMOUT=3)
+    process = harness.emulator_process(mode, config, tmp_path)
+    assert process.start().wait_exit() != 0
+    log = process.log()
+    assert "%sCHECK_URL must be True or False, got 'no'" % KEY in log
+    assert 'Unknown setting %sURL_TIMOUT ignored; did you mean ' \
+        '%sURL_TIMEOUT?' % (KEY, KEY) in log
