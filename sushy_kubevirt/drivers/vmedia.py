@@ -44,13 +44,11 @@ from sushy_kubevirt.drivers import imagecheck
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
 from sushy_kubevirt.kube import guarded
-from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import power
-from sushy_kubevirt.kubevirt import refusals
 from sushy_kubevirt.kubevirt import tray
 from sushy_kubevirt import messages
 
@@ -128,18 +126,6 @@ def check_power_on(cluster, vm, calls):
         raise error.Conflict(message)
 
 
-def _eject_ops(vm, device):
-    """Detach ops, resetting the boot device to Hdd when it was Cd."""
-    detach = media.detach_ops(vm, device)
-    if not detach or boot.boot_device(vm) != boot.CD:
-        return detach
-    try:
-        reset = boot.boot_device_ops(vm, boot.HDD)
-    except refusals.ModelError:
-        reset = []
-    return reset + detach
-
-
 def set_boot_image(systems, ident, device, boot_image=None,
                    write_protected=True):
     """The systems driver's ``set_boot_image``: make the VM match the tray.
@@ -154,7 +140,7 @@ def set_boot_image(systems, ident, device, boot_image=None,
     namespace, name = identity.key(vm)
     if boot_image is None:
         guarded.guarded_patch(systems.cluster, namespace, name,
-                              lambda vm: _eject_ops(vm, device))
+                              lambda vm: tray.eject_ops(vm, device))
         return
     dv = systems.cluster.get_datavolume(namespace, boot_image)
     if dv is None or not media.is_tray(dv, vm, device):
@@ -412,7 +398,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         namespace, name = identity.key(vm)
         dv = _tray_datavolume(self._cluster, vm, device)
         guarded.guarded_patch(self._cluster, namespace, name,
-                              lambda vm: _eject_ops(vm, device))
+                              lambda vm: tray.eject_ops(vm, device))
         if dv is not None and media.is_tray(dv, vm, device):
             self._delete_tray(namespace, dv)
             self._logger.info('Virtual media %s of %s/%s ejected',

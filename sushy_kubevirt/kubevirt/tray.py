@@ -20,9 +20,11 @@ Base registry message.
 
 import collections
 
+from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import media
+from sushy_kubevirt.kubevirt import refusals
 
 INSERT = 'VirtualMedia.InsertMedia'
 EJECT = 'VirtualMedia.EjectMedia'
@@ -151,6 +153,21 @@ def reusable(dv, url, inserted, credentials):
             and fields.annotation(dv, media.ANNOTATION_USERNAME) is None
             and (fields.annotation(dv, media.ANNOTATION_INSERTED)
                  != 'false') == inserted)
+
+
+def eject_ops(vm, device):
+    """Detach ops, resetting the boot device to Hdd when it was Cd.
+
+    As sushy-tools' libvirt driver does on eject.
+    """
+    detach = media.detach_ops(vm, device)
+    if not detach or boot.boot_device(vm) != boot.CD:
+        return detach
+    try:
+        reset = boot.boot_device_ops(vm, boot.HDD)
+    except refusals.ModelError:
+        reset = []
+    return reset + detach
 
 
 def credentials_shown(dv, state):
