@@ -1,0 +1,102 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Unit tests for sushy_kubevirt.kubevirt.tray (the virtual-media policy)."""
+
+import pytest
+
+from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import media
+from sushy_kubevirt.kubevirt import tray
+
+URL = 'http://10.0.0.1/boot.iso'
+
+
+def _refused(body):
+    with pytest.raises(imageurl.Invalid) as exc:
+        tray.insert_request(body)
+    return exc.value.message_id, exc.value.message_args
+
+
+def test_defaults():
+    request = tray.insert_request({'Image': URL})
+    assert request == tray.Insert(imageurl.parse(URL), True, None, None,
+                                  'Image', tray.INSERT)
+
+
+def test_credentials_from_parameters_or_userinfo():
+    given = tray.insert_request({'Image': URL, 'UserName': 'u',
+                                 'Password': 'p'})
+    assert (given.username, given.password) == ('u', 'p')
+    inline = tray.insert_request({'Image': 'http://a%3Ab:c@10.0.0.1/x'})
+    assert (inline.username, inline.password) == ('a:b', 'c')
+    assert inline.url.url == 'http://10.0.0.1/x'
+
+
+def test_empty_credentials_are_none():
+    request = tray.insert_request({'Image': URL, 'UserName': '',
+                                   'Password': ''})
+    assert request.username is None and request.password is None
+
+
+@pytest.mark.parametrize('body,message_id,args', [
+    ([], 'MalformedJSON', []),
+    ({'Image': URL, 'b': 1, 'a': 2}, 'ActionParameterUnknown',
+     [tray.INSERT, 'a']),
+    ({}, 'ActionParameterMissing', [tray.INSERT, 'Image']),
+    ({'Image': URL, 'UserName': 'u'}, 'ActionParameterMissing',
+     [tray.INSERT, 'Password']),
+    ({'Image': URL, 'Inserted': 1}, 'ActionParameterValueTypeError',
+     ['1', 'Inserted', tray.INSERT]),
+    ({'Image': URL, 'TransferProtocolType': 'HTTPS'},
+     'ActionParameterValueConflict', ['TransferProtocolType', 'HTTPS']),
+    ({'Image': URL, 'TransferMethod': 'Upload'},
+     'ActionParameterValueNotInList',
+     ['Upload', 'TransferMethod', tray.INSERT]),
+])
+def test_refusals(body, message_id, args):
+    assert _refused(body) == (message_id, args)
+
+
+def test_eject_takes_no_parameter():
+    tray.eject_request(None)
+    tray.eject_request({})
+    with pytest.raises(imageurl.Invalid) as exc:
+        tray.eject_request({'Image': URL})
+    assert exc.value.message_id == 'ActionParameterUnknown'
+
+
+def _dv(url=URL, phase='Succeeded', annotations=None):
+    return {'metadata': {'name': 'vm-vmedia-cd',
+                         'annotations': annotations or {}},
+            'spec': {'source': {'http': {'url': url}}},
+            'status': {'phase': phase}}
+
+
+def test_reuse():
+    assert tray.reusable(_dv(), URL, True, False)
+    assert not tray.reusable(_dv(), URL, True, True)
+    assert not tray.reusable(_dv(phase='Failed'), URL, True, False)
+    assert not tray.reusable(_dv(url=URL + '2'), URL, True, False)
+    assert not tray.reusable(_dv(), URL, False, False)
+    assert not tray.reusable(
+        _dv(annotations={media.ANNOTATION_USERNAME: ''}), URL, True, False)
+    assert not tray.reusable(None, URL, True, False)
+
+
+def test_credentials_shown():
+    state = media.EMPTY._replace(image=URL)
+    assert tray.credentials_shown(_dv(), state) == ('', '')
+    assert tray.credentials_shown(_dv(annotations={
+        media.ANNOTATION_USERNAME: 'u'}), state) == ('u', tray.MASKED)
+    assert tray.credentials_shown(_dv(annotations={
+        media.ANNOTATION_USERNAME: ''}), state) == ('', tray.MASKED)
