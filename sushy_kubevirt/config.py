@@ -63,6 +63,11 @@ class Vmedia:
     check_url: bool = True
     #: Seconds allowed for that whole check, redirects included.
     url_timeout: float = 5.0
+    #: Seconds an InsertMedia request waits for that check; past it, the
+    #: check goes on in the background, only the host policy on the name
+    #: applies and the default size is requested (a slow image server
+    #: cannot hold a worker thread longer).
+    url_wait: float = 0.5
     #: Redirects the check follows, each checked against the host policy.
     max_redirects: int = 3
     #: Hosts (names, addresses or CIDRs) an image may come from; None: any
@@ -193,6 +198,8 @@ def _vmedia(config):
         check_url=_bool(config, key('check_url'), defaults.check_url),
         url_timeout=float(_number(config, key('url_timeout'), (int, float),
                                   defaults.url_timeout)),
+        url_wait=float(_number(config, key('url_wait'), (int, float),
+                               defaults.url_wait, strict=False)),
         max_redirects=_number(config, key('max_redirects'), int,
                               defaults.max_redirects, strict=False),
         allowed_hosts=_hosts(config, key('allowed_hosts')),

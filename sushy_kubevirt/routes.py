@@ -23,12 +23,14 @@ with the method it needs; every other driver keeps the stock behaviour.
 """
 
 import json
+import logging
 
 import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 from werkzeug import exceptions
 
+from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import indicator
 from sushy_kubevirt import messages
 
@@ -313,6 +315,23 @@ def _limit_body(request):
         pass
 
 
+class RedactCredentials(logging.Filter):
+    """Remove URL userinfo from log records (sushy-tools logs Images)."""
+
+    def filter(self, record):
+        if isinstance(record.msg, str):
+            record.msg = imageurl.redact(record.msg)
+        if isinstance(record.args, dict):
+            record.args = {k: _redacted(v) for k, v in record.args.items()}
+        elif record.args:
+            record.args = tuple(_redacted(v) for v in record.args)
+        return True
+
+
+def _redacted(value):
+    return imageurl.redact(value) if isinstance(value, str) else value
+
+
 def install(app, key, points, stock_error_handler):
     """Add the hooks for ``points`` to ``app``.
 
@@ -350,6 +369,7 @@ def install(app, key, points, stock_error_handler):
                          type(exc).__name__, exc)
         return _error_response(exc, code)
 
+    app.logger.addFilter(RedactCredentials())
     app.before_request(before_request)
     app.after_request(after_request)
     app.register_error_handler(error.FishyError, handle_error)

@@ -23,7 +23,10 @@ agree. The policy (parameters, reuse, Status) is
 
 InsertMedia checks everything before it writes: the action parameters
 and the ``Image`` URL (400 with a Base registry MessageId), then the host
-policy and the image's size, within one deadline. It then creates the
+policy and the image's size, within one deadline (the request waits
+``url_wait`` seconds for it at most, so a slow image server cannot hold
+a worker thread: past that the default size is requested and only the
+policy on the host name applies). It then creates the
 credentials Secret (if any; userinfo in the URL goes there too), the
 DataVolume, and attaches the CD-ROM in one guarded JSON patch.
 ``Inserted`` reads true only once CDI's import has Succeeded. A power-on
@@ -32,6 +35,9 @@ while the attached image is importing is answered 409
 answers 409 without that marker and never starts the VM
 (:func:`check_power_on`).
 """
+
+import concurrent.futures
+import functools
 
 import flask
 from sushy_tools.emulator.resources import base
@@ -58,6 +64,8 @@ DEVICES = {CD: {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}
 ENDPOINTS = {tray.INSERT: 'VirtualMedia.virtual_media_insert',
              tray.EJECT: 'VirtualMedia.virtual_media_eject'}
 HTTP_BOOT_URI = 'Boot/HttpBootUri'
+#: Image checks running at once in a process (more wait their turn).
+CHECKS = 4
 
 
 def refused(exc):
@@ -200,6 +208,9 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         self._device_types = DEVICES
         self.settings = config.load(config_).vmedia
         self._policy = None
+        #: Image checks; bounded, each ends by its own deadline.
+        self._checks = concurrent.futures.ThreadPoolExecutor(
+            CHECKS, thread_name_prefix='image-check')
 
     @property
     def driver(self):
@@ -265,24 +276,53 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         return self._policy
 
     def _image_size(self, request):
-        """Apply the host policy; the image size, or None when unknown."""
+        """Apply the host policy; the image size, or None when unknown.
+
+        The check runs in :attr:`_checks`; the request waits for it at
+        most ``url_wait`` seconds. Past that only the policy on the host
+        name applies here, and the check's outcome is only logged.
+        """
         s = self.settings
         credentials = (request.username, request.password) \
             if request.username else None
+        url = request.url
+        check = self._checks.submit(
+            imagecheck.check, url, self._host_policy(), s.url_timeout,
+            s.max_redirects, fetch=s.check_url, credentials=credentials)
         try:
-            return imagecheck.check(request.url, self._host_policy(),
-                                    s.url_timeout, s.max_redirects,
-                                    fetch=s.check_url,
-                                    credentials=credentials)
+            return check.result(timeout=min(s.url_wait, s.url_timeout))
+        except concurrent.futures.TimeoutError:
+            check.add_done_callback(functools.partial(self._late, url.url))
+            reason = imageurl.refusal(self._host_policy(), url.host,
+                                      url.port, [])
+            if reason:
+                raise self._refusal(request, reason) from None
+            self._logger.info('Image %s: size check still running after '
+                              '%ss; requesting %s', url.url, s.url_wait,
+                              s.default_size)
+            return None
         except imagecheck.Refused as exc:
-            raise refused(imageurl.invalid(
-                'denied', request.url.url, request.name, request.action,
-                '%s %s is refused: %s' % (request.name, request.url.url,
-                                          exc))) from None
+            raise self._refusal(request, exc) from None
         except imagecheck.Unavailable as exc:
             self._logger.info('Image %s: size unknown (%s); requesting %s',
-                              request.url.url, exc, s.default_size)
+                              url.url, exc, s.default_size)
             return None
+
+    def _refusal(self, request, reason):
+        return refused(imageurl.invalid(
+            'denied', request.url.url, request.name, request.action,
+            '%s %s is refused: %s' % (request.name, request.url.url,
+                                      reason)))
+
+    def _late(self, url, check):
+        """Log the outcome of a check the request stopped waiting for."""
+        try:
+            size = check.result()
+        except (imagecheck.Refused, imagecheck.Unavailable) as exc:
+            self._logger.warning('Image %s: late size check: %s', url, exc)
+        else:
+            self._logger.info('Image %s: late size check: %s bytes', url,
+                              size)
 
     @errormap.translate
     def insert_image(self, identity_, device, image_url, inserted=True,

@@ -111,3 +111,19 @@ def test_unknown_urls_and_methods_answer_redfish_errors(emulator, target):
     response = requests.delete(emulator.url + target.path)
     _refused(response, 405, 'OperationNotAllowed')
     assert set(response.headers['Allow'].split(', ')) >= {'GET', 'PATCH'}
+
+
+def test_image_credentials_never_reach_the_log(emulator, target, caplog):
+    cd = emulator.url + target.path + '/VirtualMedia/Cd'
+    caplog.set_level('DEBUG')
+    response = requests.post(
+        cd + '/Actions/VirtualMedia.InsertMedia',
+        json={'Image': 'http://someone:s3cr3t@127.0.0.1:9/x.iso'})
+    assert response.status_code == 204, response.text
+    try:
+        assert 'x.iso' in caplog.text
+        assert 's3cr3t' not in caplog.text
+        assert 'someone' not in caplog.text
+    finally:
+        assert requests.post(cd + '/Actions/VirtualMedia.EjectMedia',
+                             json={}).status_code == 204

@@ -411,8 +411,12 @@ def _slow_inserts(base, trays, hostile):
     for thread in threads:
         thread.start()
     samples = []
+    # The checks go on in the background until their deadline: sample
+    # the whole time the slow servers hold a socket.
+    busy_until = time.monotonic() + CHECK_TIMEOUT + 1
     stop_at = time.monotonic() + TRICKLE_SECONDS + 10
-    while any(t.is_alive() for t in threads) and len(samples) < 5000 \
+    while (any(t.is_alive() for t in threads)
+           or time.monotonic() < busy_until) and len(samples) < 5000 \
             and time.monotonic() < stop_at:
         start = time.monotonic()
         answer = requests.get(base + '/redfish/v1/Systems', timeout=60)
@@ -436,34 +440,32 @@ def test_slow_image_servers_hold_no_worker(machines, tally, hostile,
     for answer in answers:
         tally.record(answer, True)
         assert answer.status_code == 204, answer.text
-    assert longest < CHECK_TIMEOUT + 1.5
-    # 2 cores shared by several test runs: generous, still far below
-    # the seconds a held worker would show.
-    assert p95 < 0.25
+    # The request waits url_wait (0.5 s) for the check, not its deadline.
+    assert longest < 0.5 + 1.0
+    assert p95 < 0.1
     for tray in trays:
         assert tray.eject().status_code == 204
 
 
 def test_slow_image_servers_under_gunicorn(machines, hostile, sim,
                                            tmp_path):
-    """The documented gunicorn setting: 2 workers x 8 threads."""
+    """Ironic devstack's gunicorn setting: 2 workers x 2 threads."""
     config = harness.write_config(
         tmp_path / 'emulator.conf',
         sim.write_kubeconfig(str(tmp_path / 'kubeconfig')),
         SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT=CHECK_TIMEOUT)
     process = harness.emulator_process('gunicorn', config, tmp_path)
-    process.argv[process.argv.index('--threads') + 1] = '8'
     trays = [machines() for _ in range(4)]
     try:
         process.start().wait_ready()
         answers, longest, p95, samples = _slow_inserts(process.url, trays,
                                                        hostile)
-        print('\ngunicorn 2x8: longest InsertMedia %.2f s; GET /Systems '
+        print('\ngunicorn 2x2: longest InsertMedia %.2f s; GET /Systems '
               'p95 %.1f ms over %d GETs' % (longest, p95 * 1000,
                                             len(samples)))
         assert [a.status_code for a in answers] == [204] * 4
-        assert longest < CHECK_TIMEOUT + 1.5
-        assert p95 < 0.25
+        assert longest < 0.5 + 1.0
+        assert p95 < 0.1
         for tray in trays:
             assert requests.post(process.url + tray.cd + EJECT, json={},
                                  timeout=30).status_code == 204
