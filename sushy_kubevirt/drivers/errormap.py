@@ -28,23 +28,55 @@ exception's ``code`` as HTTP status. The choices:
   needs it. Nothing else is retried by Ironic or sushy for a POST;
 * a VM that disappeared -> 404; a write still conflicting after the
   guarded retries -> 409;
-* Kubernetes refusing us (403, RBAC) -> 500: the emulator's service
-  account lacks a permission, not the Redfish client (a 403 would send
-  the operator to the BMC credentials); admission rejecting a patch ->
-  400 with the webhook's message; API server unreachable or throttling
-  -> 503.
+* Kubernetes refusing a request (403, RBAC) -> 500 Base
+  ``InternalError`` whose message names the permission the emulator's
+  service account lacks (verb, resource, namespace). Base
+  ``InsufficientPrivilege`` (and a 403) would blame the Redfish client's
+  credentials, which are fine: the service itself is misconfigured;
+* admission rejecting a patch -> 400 with the webhook's message;
+* the API server unreachable, throttling (429) or unavailable (503, 504)
+  -> 503 Base ``ServiceTemporarilyUnavailable`` with ``Retry-After`` (the
+  server's advice when it gave one, else ``RETRY_AFTER``), reads and
+  writes alike;
+* a namespace the watch cache cannot read (the API server refuses its
+  list or watch, or it does not exist) -> 503 with ``Retry-After`` and
+  the reason: the cache retries by itself and serves again within its
+  backoff once the cause is fixed, so waiting is the right advice.
+
+No response names an internal address: the API server's host:port and
+any URL or IP address in Kubernetes' messages (webhook endpoints...) are
+replaced by ``<address>``; the log keeps them.
 """
 
 import functools
+import math
+import re
 
 from sushy_tools import error
 
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kubevirt import refusals
+from sushy_kubevirt import messages
 
 VALUE_CONFLICT = 'Base.1.0.ActionParameterValueConflict'
 NOT_SUPPORTED = 'Base.1.0.ActionParameterNotSupported'
+#: Seconds a client is told to wait when the API server gave no advice:
+#: above the watch cache's backoff cap, so a retry finds it current.
+RETRY_AFTER = 5
+
+_ADDRESS = re.compile(
+    r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+"      # URLs
+    r"|\[[0-9a-fA-F:.]+\](?::\d+)?"               # [IPv6]:port
+    r"|\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b"       # IPv4:port
+    r"|\b(?:[a-zA-Z0-9-]+\.)+[a-zA-Z0-9-]+:\d+\b"   # host.name:port
+    r"|\blocalhost(?::\d+)?\b"
+    r"|\bport=\d+")
+
+
+def scrub(text):
+    """``text`` without URLs, IP addresses or host:port pairs."""
+    return _ADDRESS.sub('<address>', str(text))
 
 
 def busy(message):
@@ -62,8 +94,46 @@ def from_model(exc):
     return error.FishyError(str(exc), exc.status)
 
 
+def unavailable(detail, retry_after=None):
+    """503 ServiceTemporarilyUnavailable with a ``Retry-After`` header."""
+    seconds = RETRY_AFTER if retry_after is None else \
+        max(1, int(math.ceil(retry_after)))
+    return messages.RedfishError(
+        'ServiceTemporarilyUnavailable', seconds, code=503, detail=detail,
+        headers={'Retry-After': str(seconds)})
+
+
+def _missing(permission):
+    return ("the emulator's Kubernetes service account lacks the RBAC "
+            'permission to %s' % permission)
+
+
+def _unreadable(exc):
+    where = ('namespace %s' % exc.namespace if exc.namespace
+             else 'all namespaces')
+    cause = exc.cause
+    if isinstance(cause, apierrors.Forbidden):
+        reason = _missing(cause.permission() or 'read them')
+    else:
+        reason = 'the namespace does not exist (%sNAMESPACES)' % \
+            config.PREFIX
+    return unavailable('The systems in %s cannot be read: %s' % (where,
+                                                                 reason))
+
+
 def from_kube(exc):
-    what = str(exc)
+    """The Redfish error for :class:`~apierrors.ApiError` ``exc``."""
+    what = scrub(exc.message)
+    if isinstance(exc, apierrors.Unreadable):
+        return _unreadable(exc)
+    if isinstance(exc, apierrors.Unavailable):
+        return unavailable('The Kubernetes API server cannot be reached')
+    if isinstance(exc, apierrors.TooManyRequests):
+        return unavailable('The Kubernetes API server is throttling the '
+                           'emulator: %s' % what, exc.retry_after)
+    if exc.status in (503, 504):
+        return unavailable('The Kubernetes API server is unavailable: %s'
+                           % what, exc.retry_after)
     if isinstance(exc, apierrors.NotFound):
         return error.NotFound('The virtual machine no longer exists: %s'
                               % what)
@@ -71,15 +141,14 @@ def from_kube(exc):
         return error.Conflict('The virtual machine kept changing during '
                               'the update; retry: %s' % what)
     if isinstance(exc, apierrors.Forbidden):
-        return error.FishyError(
-            'The Kubernetes API denied the emulator (check the RBAC of its '
-            'service account): %s' % what, 500)
+        return messages.RedfishError(
+            'InternalError', code=500, detail='The Kubernetes API denied '
+            'the request: %s (grant it in the Role of the service '
+            'account): %s' % (_missing(exc.permission() or 'do it'), what))
     if isinstance(exc, apierrors.Invalid):
         return error.BadRequest('Kubernetes rejected the change: %s' % what)
-    if isinstance(exc, (apierrors.Unavailable, apierrors.TooManyRequests)):
-        return error.FishyError('The Kubernetes API is unavailable: %s'
-                                % what, 503)
-    return error.FishyError('Kubernetes API error: %s' % what, 500)
+    return messages.RedfishError('InternalError', code=500,
+                                 detail='Kubernetes API error: %s' % what)
 
 
 def translate(method):
@@ -93,5 +162,6 @@ def translate(method):
         except apierrors.ApiError as exc:
             raise from_kube(exc) from exc
         except config.ConfigError as exc:
-            raise error.FishyError(str(exc), 500) from exc
+            raise messages.RedfishError('InternalError', code=500,
+                                        detail=scrub(exc)) from exc
     return wrapper

@@ -20,7 +20,7 @@ same-named VMs in two namespaces collide) are resolved by
 other VM is listed and served under its ``<namespace>.<name>`` id instead.
 """
 
-import uuid as uuid_mod
+import uuid
 
 import flask
 from sushy_tools import error
@@ -29,11 +29,20 @@ from sushy_kubevirt.kubevirt import identity
 
 _MEMO = 'sushy_kubevirt_lookup'
 
+#: The indexes of the cached VMs the lookup uses (``Cluster(indexers=)``):
+#: ``uuid``, the Redfish id lower-cased (the canonical firmware UUID, or
+#: KubeVirt's name-derived default while the field is empty, see
+#: :func:`sushy_kubevirt.kubevirt.identity.firmware_uuid`), and ``name``.
+INDEXERS = {
+    'uuid': lambda vm: [identity.firmware_uuid(vm).lower()],
+    'name': lambda vm: [vm['metadata']['name']],
+}
+
 
 def canonical_uuid(text):
     """``text`` as a lower-case UUID string, or None if it is not one."""
     try:
-        return str(uuid_mod.UUID(text))
+        return str(uuid.UUID(text))
     except (TypeError, ValueError):
         return None
 
@@ -54,25 +63,25 @@ class Lookup:
         self._logger = logger
         self._reported = set()
 
-    def _report(self, uuid, vms, chosen):
+    def _report(self, value, vms, chosen):
         keys = tuple(sorted(alias(vm) for vm in vms))
         if keys in self._reported:
             return
         self._reported.add(keys)
         self._logger.warning(
             'VMs %s share firmware UUID %s; it identifies %s, the others '
-            'are served as <namespace>.<name>', ', '.join(keys), uuid,
+            'are served as <namespace>.<name>', ', '.join(keys), value,
             alias(chosen))
 
-    def _by_uuid(self, uuid):
+    def _by_uuid(self, value):
         # An index lookup (case-insensitive, name-derived default
         # included): never a scan of every VM.
-        return self._cluster.find_vms_by_uuid(uuid)
+        return self._cluster.find_vms('uuid', value.lower())
 
-    def _chosen(self, uuid, vms):
+    def _chosen(self, value, vms):
         chosen = identity.pick(vms)
         if len(vms) > 1:
-            self._report(uuid, vms, chosen)
+            self._report(value, vms, chosen)
         return chosen
 
     def systems(self):
@@ -81,33 +90,33 @@ class Lookup:
         for vm in self._cluster.list_vms():
             groups.setdefault(identity.firmware_uuid(vm), []).append(vm)
         result = []
-        for uuid, vms in sorted(groups.items()):
-            chosen = self._chosen(uuid, vms)
-            result.append(uuid)
+        for system_id, vms in sorted(groups.items()):
+            chosen = self._chosen(system_id, vms)
+            result.append(system_id)
             result += sorted(alias(vm) for vm in vms if vm is not chosen)
         return result
 
     def _by_alias(self, vm):
-        uuid = identity.firmware_uuid(vm)
-        chosen = self._chosen(uuid, self._by_uuid(uuid) or [vm])
+        system_id = identity.firmware_uuid(vm)
+        chosen = self._chosen(system_id, self._by_uuid(system_id) or [vm])
         if identity.key(chosen) == identity.key(vm):
-            raise error.AliasAccessError(uuid)
+            raise error.AliasAccessError(system_id)
         return identity.key(vm)
 
     def _resolve(self, ident):
-        uuid = canonical_uuid(ident)
-        if uuid is not None:
-            vms = self._by_uuid(uuid)
+        system_id = canonical_uuid(ident)
+        if system_id is not None:
+            vms = self._by_uuid(system_id)
             if vms:
-                if uuid != ident:
-                    raise error.AliasAccessError(uuid)
-                return identity.key(self._chosen(uuid, vms))
+                if system_id != ident:
+                    raise error.AliasAccessError(system_id)
+                return identity.key(self._chosen(system_id, vms))
         namespace, dot, name = ident.partition('.')
         if dot:
             vm = self._cluster.get_vm(namespace, name)
             if vm is not None:
                 return self._by_alias(vm)
-        vms = self._cluster.find_vms_by_name(ident)
+        vms = self._cluster.find_vms('name', ident)
         if vms:
             return self._by_alias(identity.pick(vms))
         raise error.NotFound('System %s not found' % ident)

@@ -67,7 +67,8 @@ def shared_cluster(settings, datavolumes, logger):
     with _clusters_lock:
         stale = [_clusters.pop(k) for k in list(_clusters) if k != key]
         if key not in _clusters:
-            cluster = cluster_mod.Cluster(settings, datavolumes=datavolumes)
+            cluster = cluster_mod.Cluster(settings, datavolumes=datavolumes,
+                                          indexers=lookup.INDEXERS)
             cluster.add_vmi_handler(bootonce.Restorer(cluster, logger))
             _clusters[key] = cluster
         cluster = _clusters[key]

@@ -26,21 +26,26 @@ SYNCED = 'sushy_kubevirt_informer_synced'
 RELISTS = 'sushy_kubevirt_informer_relists_total'
 WATCH_RESTARTS = 'sushy_kubevirt_informer_watch_restarts_total'
 RV_AGE = 'sushy_kubevirt_informer_resource_version_age_seconds'
+FORBIDDEN = 'sushy_kubevirt_informer_forbidden'
 
 _HELP = {
     CACHE_READS: 'Reads answered from the watch cache.',
     API_CALLS: 'Live calls made to the Kubernetes API server.',
     THROTTLE: 'Seconds live calls waited for the client rate limiter.',
-    SYNCED: '1 once the informer has listed, 0 before (reads go live).',
+    SYNCED: '1 while reads are answered from the cache: listed, and the '
+            'API server has not refused it (403) since.',
     RELISTS: 'Lists the informer made after its first one.',
     WATCH_RESTARTS: 'Watches the informer opened after its first one.',
     RV_AGE: 'Seconds since the informer last advanced its '
             'resourceVersion (list, event or bookmark).',
+    FORBIDDEN: '1 while the API server answers the informer 403 (its '
+               'reads answer Redfish 503).',
 }
 
 #: The health of one informer, as :meth:`Accounting.render` shows it.
 Health = collections.namedtuple(
-    'Health', 'resource namespace synced relists watch_restarts rv_age')
+    'Health', 'resource namespace synced relists watch_restarts rv_age '
+    'forbidden')
 
 
 def _escape(value):
@@ -127,7 +132,8 @@ def _render_health(records):
             (SYNCED, 'gauge', lambda h: int(h.synced)),
             (RELISTS, 'counter', lambda h: h.relists),
             (WATCH_RESTARTS, 'counter', lambda h: h.watch_restarts),
-            (RV_AGE, 'gauge', lambda h: h.rv_age)):
+            (RV_AGE, 'gauge', lambda h: h.rv_age),
+            (FORBIDDEN, 'gauge', lambda h: int(h.forbidden))):
         lines += ['# HELP %s %s' % (metric, _HELP[metric]),
                   '# TYPE %s %s' % (metric, kind)]
         lines += ['%s{resource="%s",namespace="%s"} %s'

@@ -63,12 +63,23 @@ class Api:
             if pool is not None:
                 pool.close()
 
-    def _send(self, verb, label, method, path, query=None, body=None,
+    @property
+    def server(self):
+        """The API server's address (for logs, never for Redfish bodies)."""
+        return self.api_client.configuration.host
+
+    def _send(self, what, method, path, query=None, body=None,
               content_type=None, timeout=None):
+        """Send one request; errors raised record ``what``.
+
+        ``what`` is ``(verb, resource, namespace, subresource)``.
+        """
+        verb, resource, _, subresource = what
         waited = self.limiter.acquire()
         if waited:
             self.accounting.throttled(waited)
-        self.accounting.live(verb, label)
+        self.accounting.live(verb, resource.plural + (
+            '/' + subresource if subresource else ''))
         headers = {'Accept': JSON}
         if body is not None:
             headers['Content-Type'] = content_type or JSON
@@ -82,27 +93,29 @@ class Api:
                 method, url, header_params=headers, body=body,
                 _request_timeout=timeout or self.timeout)
         except k8s_exceptions.ApiException as exc:
-            raise apierrors.from_exception(exc) from exc
+            raise apierrors.from_exception(exc).about(*what) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
-            raise apierrors.Unavailable('%s %s: %s' % (method, path, exc)) \
-                from exc
+            raise apierrors.Unavailable(
+                'cannot reach the Kubernetes API server at %s: %s %s: %s'
+                % (self.server, method, path, getattr(exc, 'reason', None)
+                   or exc), server=self.server).about(*what) from exc
         return response
 
-    def _call_once(self, verb, label, method, path, **kwargs):
+    def _call_once(self, what, method, path, **kwargs):
         """Send; raise the translated error of a non-2xx answer."""
-        response = self._send(verb, label, method, path, **kwargs)
+        response = self._send(what, method, path, **kwargs)
         data = response.read()
         if not 200 <= response.status <= 299:
             raise apierrors.from_response(response.status, data,
-                                          response.headers)
+                                          response.headers).about(*what)
         return json.loads(data) if data else None
 
-    def _call(self, verb, label, method, path, **kwargs):
+    def _call(self, what, method, path, **kwargs):
         """:meth:`_call_once`, sent again while throttled (429), bounded."""
         waited = 0.0
         for attempt in range(1, THROTTLED_ATTEMPTS + 1):
             try:
-                return self._call_once(verb, label, method, path, **kwargs)
+                return self._call_once(what, method, path, **kwargs)
             except apierrors.TooManyRequests as exc:
                 delay = 1.0 if exc.retry_after is None else \
                     max(0.0, float(exc.retry_after))
@@ -120,7 +133,7 @@ class Api:
                  'fieldSelector': field_selector,
                  'resourceVersion': resource_version,
                  'limit': limit, 'continue': continue_token}
-        return self._call_once('list', resource.plural, 'GET',
+        return self._call_once(('list', resource, namespace, None), 'GET',
                                resource.path(namespace), query=query)
 
     def watch(self, resource, namespace=None, label_selector=None,
@@ -136,26 +149,26 @@ class Api:
                  'resourceVersion': resource_version,
                  'timeoutSeconds': timeout_seconds}
         timeout = (self.timeout[0], read_timeout or self.timeout[1])
-        response = self._send('watch', resource.plural, 'GET',
-                              resource.path(namespace), query=query,
-                              timeout=timeout)
+        what = ('watch', resource, namespace, None)
+        response = self._send(what, 'GET', resource.path(namespace),
+                              query=query, timeout=timeout)
         if not 200 <= response.status <= 299:
             data = response.read()
             raise apierrors.from_response(response.status, data,
-                                          response.headers)
+                                          response.headers).about(*what)
         return response.response
 
     def get(self, resource, namespace, name):
-        return self._call('get', resource.plural, 'GET',
+        return self._call(('get', resource, namespace, None), 'GET',
                           resource.path(namespace, name))
 
     def create(self, resource, namespace, body):
-        return self._call('create', resource.plural, 'POST',
+        return self._call(('create', resource, namespace, None), 'POST',
                           resource.path(namespace), body=body)
 
     def delete(self, resource, namespace, name):
         """Delete; return the server's answer (the object or a Status)."""
-        return self._call('delete', resource.plural, 'DELETE',
+        return self._call(('delete', resource, namespace, None), 'DELETE',
                           resource.path(namespace, name))
 
     def patch(self, resource, namespace, name, operations):
@@ -168,8 +181,8 @@ class Api:
             raise ValueError('a JSON patch is a non-empty list, got %r'
                              % (operations,))
         try:
-            return self._call('patch', resource.plural, 'PATCH',
-                              resource.path(namespace, name),
+            return self._call(('patch', resource, namespace, None),
+                              'PATCH', resource.path(namespace, name),
                               body=operations, content_type=JSON_PATCH)
         except apierrors.Invalid as exc:
             # kube answers a failed ``test`` with a bare 422: with a leading
@@ -179,12 +192,12 @@ class Api:
                 raise apierrors.Conflict(
                     '%s (the JSON patch did not apply: a test failed or a '
                     'path is missing)' % exc.message, status=422,
-                    reason=exc.reason) from exc
+                    reason=exc.reason).about(
+                        'patch', resource, namespace) from exc
             raise
 
     def put_subresource(self, resource, namespace, name, action, body=None):
         """PUT ``.../{name}/{action}`` (e.g. subresources.kubevirt.io)."""
-        return self._call('update', '%s/%s' % (resource.plural, action),
-                          'PUT',
+        return self._call(('update', resource, namespace, action), 'PUT',
                           resource.path(namespace, name, action),
                           body=body if body is not None else {})

@@ -21,7 +21,12 @@ import json
 
 
 class ApiError(Exception):
-    """A Kubernetes API call failed; ``status`` is the HTTP code."""
+    """A Kubernetes API call failed; ``status`` is the HTTP code.
+
+    ``verb``, ``resource`` (a :class:`~sushy_kubevirt.kube.resources.
+    Resource`), ``subresource`` and ``namespace`` say what was asked, once
+    :meth:`about` was called by the sender.
+    """
 
     def __init__(self, message, status=None, reason=None, details=None,
                  retry_after=None):
@@ -31,10 +36,59 @@ class ApiError(Exception):
         self.reason = reason
         self.details = details or {}
         self.retry_after = retry_after
+        self.verb = self.resource = self.subresource = None
+        self.namespace = None
+
+    def about(self, verb, resource, namespace=None, subresource=None):
+        """Record the request that failed; return ``self``."""
+        self.verb, self.resource = verb, resource
+        self.namespace, self.subresource = namespace, subresource
+        return self
+
+    def permission(self):
+        """The RBAC permission the request needed, as a phrase, or None.
+
+        E.g. ``list virtualmachines.kubevirt.io in namespace ns-1``: the
+        verb, the resource (``plural[/subresource].group``) and where.
+        """
+        if self.verb is None or self.resource is None:
+            return None
+        name = self.resource.plural
+        if self.subresource:
+            name += '/' + self.subresource
+        if self.resource.group:
+            name += '.' + self.resource.group
+        where = ('in namespace %s' % self.namespace if self.namespace
+                 else 'in all namespaces' if self.resource.namespaced
+                 else 'at the cluster scope')
+        return '%s %s %s' % (self.verb, name, where)
 
 
 class Unavailable(ApiError):
-    """The API server could not be reached (refused, dropped, timed out)."""
+    """The API server could not be reached (refused, dropped, timed out).
+
+    ``server`` is its address (for logs; never shown to Redfish clients).
+    """
+
+    def __init__(self, message, server=None, **kwargs):
+        super().__init__(message, **kwargs)
+        self.server = server
+
+
+class Unreadable(ApiError):
+    """The cache cannot answer reads of a namespace; ``cause`` says why.
+
+    The API server refuses the informer's list or watch (403, ``cause``
+    the :class:`Forbidden`), or the namespace does not exist (``cause``
+    the :class:`NotFound` of the namespace). Not an answer of the API
+    server: raised by the cache instead of serving a frozen or empty
+    copy. Reads recover by themselves once the cause is fixed.
+    """
+
+    def __init__(self, message, cause, namespace=None):
+        super().__init__(message, status=503)
+        self.cause = cause
+        self.namespace = namespace
 
 
 class NotFound(ApiError):

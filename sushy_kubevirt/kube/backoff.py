@@ -10,18 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Exponential backoff with jitter that resets after a healthy spell."""
+"""Exponential backoff with jitter, reset by a success or a healthy spell."""
 
 import random
 import time
 
 
 class Backoff:
-    """client-go's reflector backoff: 0.8 s doubling, capped at 30 s.
+    """client-go's reflector backoff: 0.8 s doubling, capped.
 
     Each delay is ``d + U(0, 1) * d`` (so in ``[d, 2d)``), never more than
-    ``cap``. When no delay was asked for during ``reset_after`` seconds the
-    server is deemed healthy and ``d`` starts again from ``initial``.
+    ``cap``. :meth:`reset` (the caller saw a success) and a spell of
+    ``reset_after`` seconds without a delay asked for start ``d`` again
+    from ``initial``, so failures separated by a success never stack.
     """
 
     def __init__(self, initial=0.8, factor=2.0, cap=30.0, reset_after=120.0,
@@ -33,6 +34,10 @@ class Backoff:
         self._clock = clock
         self._rand = rand
         self._duration = initial
+        self._last = None
+
+    def reset(self):
+        """The next delay is ``initial`` again (the server answered)."""
         self._last = None
 
     def next(self):

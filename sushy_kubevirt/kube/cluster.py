@@ -16,7 +16,15 @@ Reads come from watch caches (live, and counted, until the cache of that
 namespace has synced); writes and the ``*_live`` reads are live,
 rate-limited and counted, and their results are overlaid on the cache so
 the next read sees them. One dispatcher thread calls the event handlers
-of every informer.
+of every informer. Knows nothing of KubeVirt's meaning: the indexes of
+the VMs are given by the caller.
+
+A namespace whose reads cannot be answered (the API server refuses them,
+or the namespace does not exist) raises
+:class:`~sushy_kubevirt.kube.apierrors.Unreadable` on every read, never
+an empty answer; the cause is logged once. A missing namespace is seen
+when its VM list is empty (one GET of the namespace) and checked again
+at most every ``NAMESPACE_RECHECK`` seconds while it is read.
 """
 
 import logging
@@ -25,48 +33,37 @@ import threading
 import time
 
 from sushy_kubevirt import config
-from sushy_kubevirt.kube import accounting as accounting_mod
-from sushy_kubevirt.kube import api as api_mod
+from sushy_kubevirt.kube import accounting
+from sushy_kubevirt.kube import api
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
-from sushy_kubevirt.kube import dispatcher as dispatcher_mod
-from sushy_kubevirt.kube import informer as informer_mod
+from sushy_kubevirt.kube import dispatcher
+from sushy_kubevirt.kube import informer
 from sushy_kubevirt.kube import limiter
-from sushy_kubevirt.kube import lister as lister_mod
-from sushy_kubevirt.kube import resources as res
-from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.kube import lister
+from sushy_kubevirt.kube import resources
 
 LOG = logging.getLogger(__name__)
 
-
-def uuid_key(vm):
-    """The 'uuid' index value of a VM: its Redfish id, lower-cased.
-
-    :func:`sushy_kubevirt.kubevirt.identity.firmware_uuid`: the canonical
-    firmware UUID, or KubeVirt's name-derived default when the field is
-    still empty, so every System id is found in O(1).
-    """
-    return identity.firmware_uuid(vm).lower()
-
-
-VM_INDEXERS = {
-    'uuid': lambda vm: [uuid_key(vm)],
-    'name': lambda vm: [vm['metadata']['name']],
-}
+#: Seconds between two checks of a namespace found missing, while read.
+NAMESPACE_RECHECK = 5.0
 
 
 class _Running:
     """What exists between the first use and :meth:`Cluster.stop`."""
 
-    def __init__(self, api, dispatcher, informers, listers):
-        self.api = api
-        self.dispatcher = dispatcher
+    def __init__(self, live, events, informers, listers):
+        self.api = live
+        self.dispatcher = events
         self.informers = informers
         self.listers = listers
+        #: Namespaces found missing: ``{namespace: (NotFound, checked)}``.
+        self.missing = {}
+        self.missing_lock = threading.Lock()
 
     def vmi_informers(self):
         return [i for (plural, _), i in self.informers.items()
-                if plural == res.VMI.plural]
+                if plural == resources.VMI.plural]
 
 
 class Cluster:
@@ -77,14 +74,18 @@ class Cluster:
     must treat as read-only; a missing object reads as None, and so does
     one in a namespace that is not served.
 
+    :param indexers: indexes of the cached VMs, ``{index: fn(vm) ->
+        values}``, for :meth:`find_vms`.
     :param timings: :class:`sushy_kubevirt.kube.reflector.Timings` (tests).
     """
 
-    def __init__(self, settings, datavolumes=False, timings=None):
+    def __init__(self, settings, datavolumes=False, indexers=None,
+                 timings=None):
         self.settings = settings
         self.datavolumes = datavolumes
+        self.indexers = dict(indexers or {})
         self.timings = timings
-        self.accounting = accounting_mod.Accounting()
+        self.accounting = accounting.Accounting()
         self._lock = threading.Lock()
         self._running = None
         self._pid = None
@@ -98,43 +99,103 @@ class Cluster:
 
     @property
     def _resources(self):
-        kinds = [res.VM, res.VMI]
-        return kinds + [res.DATAVOLUME] if self.datavolumes else kinds
+        kinds = [resources.VM, resources.VMI]
+        return kinds + [resources.DATAVOLUME] if self.datavolumes else kinds
 
     def _make_api(self, watches=0):
-        return api_mod.Api(
+        return api.Api(
             client.make_api_client(self.settings, watches=watches),
             limiter.TokenBucket(self.settings.qps, self.settings.burst),
             self.accounting)
 
     def _start(self):
-        api = self._make_api(len(self._scopes) * len(self._resources))
-        dispatcher = dispatcher_mod.Dispatcher('dispatcher kube')
+        live = self._make_api(len(self._scopes) * len(self._resources))
+        events = dispatcher.Dispatcher('dispatcher kube')
         informers, listers = {}, {}
+        running = _Running(live, events, informers, listers)
         for resource in self._resources:
-            is_vm = resource is res.VM
+            is_vm = resource is resources.VM
             selector = self.settings.label_selector if is_vm else None
             for namespace in self._scopes:
-                informer = informer_mod.Informer(
-                    api, resource, dispatcher, namespace,
+                cache = informer.Informer(
+                    live, resource, events, namespace,
                     label_selector=selector,
-                    indexers=VM_INDEXERS if is_vm else None,
+                    indexers=self.indexers if is_vm else None,
+                    on_replace=self._on_vm_list(running, namespace)
+                    if is_vm and namespace else None,
                     timings=self.timings)
-                informers[resource.plural, namespace] = informer
-                listers[resource.plural, namespace] = lister_mod.Lister(
-                    informer, api, self.accounting, selector)
-        running = _Running(api, dispatcher, informers, listers)
+                informers[resource.plural, namespace] = cache
+                listers[resource.plural, namespace] = lister.Lister(
+                    cache, live, self.accounting, selector)
         for fn in self._vmi_handlers:
             self._add_vmi_handler(running, fn)
-        dispatcher.start()
-        for informer in informers.values():
-            informer.start()
+        events.start()
+        for cache in informers.values():
+            cache.start()
         self.accounting.report_health(
             lambda: [i.health() for i in informers.values()])
         LOG.info('Watching %s in %s', ', '.join(r.plural for r in
                                                 self._resources),
                  ', '.join(self.settings.namespaces or ('all namespaces',)))
         return running
+
+    # missing namespaces
+
+    def _on_vm_list(self, running, namespace):
+        """The VM informer's ``on_replace``: check an empty namespace.
+
+        kube lists nothing in a namespace that does not exist either.
+        """
+        def replaced(objs):
+            if objs:
+                self._namespace_found(running, namespace)
+            else:
+                self._check_namespace(running, namespace)
+        return replaced
+
+    def _check_namespace(self, running, namespace):
+        try:
+            running.api.get(resources.NAMESPACE, None, namespace)
+        except apierrors.NotFound as exc:
+            with running.missing_lock:
+                known = namespace in running.missing
+                running.missing[namespace] = (exc, time.monotonic())
+            if not known:
+                LOG.error('Namespace %s does not exist: its systems are '
+                          'not served (Redfish 503) until it is created '
+                          '(%s)', namespace,
+                          config.PREFIX + 'NAMESPACES')
+            return
+        except apierrors.ApiError as exc:
+            # Forbidden (no "get namespaces"), unreachable...: the
+            # namespace cannot be told missing; serve what the lists say.
+            LOG.debug('Cannot check namespace %s exists: %s', namespace,
+                      exc)
+        self._namespace_found(running, namespace)
+
+    def _namespace_found(self, running, namespace):
+        with running.missing_lock:
+            gone = running.missing.pop(namespace, None)
+        if gone is not None:
+            LOG.info('Namespace %s exists now: its systems are served',
+                     namespace)
+
+    def _check_scope(self, running, scope):
+        """Raise :class:`~apierrors.Unreadable` if ``scope`` is missing."""
+        if scope is None or not running.missing:
+            return
+        with running.missing_lock:
+            exc, checked = running.missing.get(scope, (None, None))
+            recheck = exc is not None and \
+                time.monotonic() - checked >= NAMESPACE_RECHECK
+            if recheck:
+                running.missing[scope] = (exc, time.monotonic())
+        if recheck:
+            self._check_namespace(running, scope)
+            exc = running.missing.get(scope, (None,))[0]
+        if exc is not None:
+            raise apierrors.Unreadable('namespace %s does not exist'
+                                       % scope, exc, scope)
 
     def _run(self):
         running = self._running
@@ -167,47 +228,71 @@ class Cluster:
         if running is None:
             return
         self.accounting.report_health(None)
-        for informer in running.informers.values():
-            informer.reflector.stop(timeout=0)
+        for cache in running.informers.values():
+            cache.reflector.stop(timeout=0)
         deadline = time.monotonic() + timeout
-        for informer in running.informers.values():
-            informer.stop(max(0.0, deadline - time.monotonic()))
+        for cache in running.informers.values():
+            cache.stop(max(0.0, deadline - time.monotonic()))
         running.dispatcher.stop(max(0.0, deadline - time.monotonic()))
         running.api.close()
 
     def validate(self):
-        """Check the configured namespaces exist and their VMs are readable.
+        """Check the API server answers and the namespaces can be read.
 
         Uses its own short-lived connection and starts nothing.
 
-        :raises sushy_kubevirt.config.ConfigError: naming the setting.
+        :raises sushy_kubevirt.config.ConfigError: naming the API server's
+            address when it cannot be reached, else the setting at fault.
         """
-        api = self._make_api()
+        live = self._make_api()
         try:
             for namespace in self._scopes:
-                self._validate(api, namespace)
+                self._validate(live, namespace)
+        except apierrors.Unavailable as exc:
+            raise config.ConfigError(
+                'Cannot reach the Kubernetes API server at %s (from %s): %s'
+                % (live.server, self._source(), exc.message)) from exc
         finally:
-            api.close()
+            live.close()
 
-    def _validate(self, api, namespace):
+    def _source(self):
+        if self.settings.kubeconfig is None and \
+                os.environ.get('KUBERNETES_SERVICE_HOST'):
+            return 'the in-cluster service account'
+        source = '%sKUBECONFIG %s' % (
+            config.PREFIX, self.settings.kubeconfig or '~/.kube/config')
+        if self.settings.context:
+            source += ', context %s' % self.settings.context
+        return source
+
+    def _validate(self, live, namespace):
         key = config.PREFIX + 'NAMESPACES'
         where = ('namespace %r' % namespace if namespace
                  else 'all namespaces')
         if namespace is not None:
             try:
-                api.get(res.NAMESPACE, None, namespace)
+                live.get(resources.NAMESPACE, None, namespace)
             except apierrors.NotFound:
                 raise config.ConfigError('%s: namespace %r does not exist'
                                          % (key, namespace)) from None
             except apierrors.Forbidden:
                 LOG.debug('Cannot read namespace %s; checking its VMs only',
                           namespace)
+            except apierrors.Unavailable:
+                raise
             except apierrors.ApiError as exc:
                 raise config.ConfigError('%s: cannot check %s: %s'
                                          % (key, where, exc)) from exc
         try:
-            api.list(res.VM, namespace, self.settings.label_selector,
-                     limit=1)
+            live.list(resources.VM, namespace, self.settings.label_selector,
+                      limit=1)
+        except apierrors.Forbidden as exc:
+            raise config.ConfigError(
+                '%s: the API server refuses to %s (grant it to the '
+                "emulator's service account): %s"
+                % (key, exc.permission(), exc.message)) from exc
+        except apierrors.Unavailable:
+            raise
         except apierrors.ApiError as exc:
             raise config.ConfigError('%s: cannot list virtualmachines in '
                                      '%s: %s' % (key, where, exc)) from exc
@@ -233,8 +318,8 @@ class Cluster:
             meta = vmi['metadata']
             if self._vm_served(meta.get('namespace'), meta['name']):
                 fn(kind, vmi)
-        for informer in running.vmi_informers():
-            informer.add_handler(served)
+        for cache in running.vmi_informers():
+            cache.add_handler(served)
 
     # reads
 
@@ -246,7 +331,10 @@ class Cluster:
         return None if self.settings.namespaces is None else namespace
 
     def _lister(self, resource, namespace):
-        return self._run().listers[resource.plural, self._scope(namespace)]
+        running = self._run()
+        scope = self._scope(namespace)
+        self._check_scope(running, scope)
+        return running.listers[resource.plural, scope]
 
     def _informer(self, resource, namespace):
         return self._run().informers[resource.plural,
@@ -257,9 +345,9 @@ class Cluster:
             return False
         if not self.settings.label_selector:
             return True
-        informer = self._informer(res.VM, namespace)
-        return not informer.has_synced() or \
-            informer.get(namespace, name) is not None
+        cache = self._informer(resources.VM, namespace)
+        return not cache.has_synced() or \
+            cache.get(namespace, name) is not None
 
     def _get(self, resource, namespace, name):
         if not self._served(namespace):
@@ -267,44 +355,57 @@ class Cluster:
         return self._lister(resource, namespace).get(namespace, name)
 
     def _all(self, resource, method, *args):
-        result = []
+        """Concatenate the answers of every served namespace.
+
+        :raises apierrors.Unreadable: a namespace cannot be read, unless
+            ``method`` is ``by_index`` and another one has a match.
+        """
+        running = self._run()
+        result, unreadable = [], None
         for scope in self._scopes:
-            lister = self._run().listers[resource.plural, scope]
-            result += getattr(lister, method)(*args)
+            reader = running.listers[resource.plural, scope]
+            try:
+                self._check_scope(running, scope)
+                answer = getattr(reader, method)(*args)
+                if method == 'list' and not answer and scope and \
+                        not reader.informer.has_synced():
+                    # Live and empty: kube lists nothing in a namespace
+                    # that does not exist either.
+                    self._check_namespace(running, scope)
+                    self._check_scope(running, scope)
+                result += answer
+            except apierrors.Unreadable as exc:
+                unreadable = unreadable or exc
+        if unreadable is not None and (method != 'by_index' or not result):
+            raise unreadable
         return result
 
     def list_vms(self):
         """Every served VM."""
-        return self._all(res.VM, 'list')
+        return self._all(resources.VM, 'list')
 
     def get_vm(self, namespace, name):
-        return self._get(res.VM, namespace, name)
+        return self._get(resources.VM, namespace, name)
 
-    def find_vms_by_uuid(self, uuid):
-        """Served VMs whose firmware UUID is ``uuid`` (normally 0 or 1).
+    def find_vms(self, index, value):
+        """Served VMs whose ``index`` (see ``indexers``) yields ``value``.
 
-        Case-insensitive, and a VM whose ``firmware.uuid`` is still empty
-        is found under KubeVirt's name-derived default (see
-        :func:`uuid_key`). An index lookup: no scan, no API call once
-        synced.
+        An index lookup: no scan, no API call once synced. A match in one
+        namespace is an answer even while another cannot be read.
         """
-        return self._all(res.VM, 'by_index', 'uuid', uuid.lower())
-
-    def find_vms_by_name(self, name):
-        """Served VMs named ``name``, in any served namespace."""
-        return self._all(res.VM, 'by_index', 'name', name)
+        return self._all(resources.VM, 'by_index', index, value)
 
     def get_vmi(self, namespace, name):
         """The VMI of served VM ``namespace/name``, or None."""
         if self.settings.label_selector and \
                 self.get_vm(namespace, name) is None:
             return None
-        return self._get(res.VMI, namespace, name)
+        return self._get(resources.VMI, namespace, name)
 
     def get_datavolume(self, namespace, name):
         """From the cache when built with ``datavolumes=True``, else live."""
         if self.datavolumes:
-            return self._get(res.DATAVOLUME, namespace, name)
+            return self._get(resources.DATAVOLUME, namespace, name)
         return self.get_datavolume_live(namespace, name)
 
     # live calls
@@ -317,8 +418,8 @@ class Cluster:
 
     def get_vm_live(self, namespace, name):
         """GET the VM from the API server. :raises apierrors.NotFound:"""
-        vm = self._run().api.get(res.VM, namespace, name)
-        return self._note(res.VM, namespace, vm)
+        vm = self._run().api.get(resources.VM, namespace, name)
+        return self._note(resources.VM, namespace, vm)
 
     def get_vmi_live(self, namespace, name):
         """GET the VMI from the API server; None when there is none.
@@ -326,52 +427,52 @@ class Cluster:
         Overlaid on the cache like a write, so later reads are as recent.
         """
         try:
-            vmi = self._run().api.get(res.VMI, namespace, name)
+            vmi = self._run().api.get(resources.VMI, namespace, name)
         except apierrors.NotFound:
             return None
-        return self._note(res.VMI, namespace, vmi)
+        return self._note(resources.VMI, namespace, vmi)
 
     def get_datavolume_live(self, namespace, name):
         """GET the DataVolume from the API server; None when absent."""
         try:
-            dv = self._run().api.get(res.DATAVOLUME, namespace, name)
+            dv = self._run().api.get(resources.DATAVOLUME, namespace, name)
         except apierrors.NotFound:
             return None
-        return self._note(res.DATAVOLUME, namespace, dv) \
+        return self._note(resources.DATAVOLUME, namespace, dv) \
             if self.datavolumes else dv
 
     def patch_vm(self, namespace, name, ops):
         """Apply the JSON patch ``ops`` (a list); return the patched VM."""
-        vm = self._run().api.patch(res.VM, namespace, name, ops)
-        return self._note(res.VM, namespace, vm)
+        vm = self._run().api.patch(resources.VM, namespace, name, ops)
+        return self._note(resources.VM, namespace, vm)
 
     def vm_subresource(self, namespace, name, action, body=None):
         """PUT ``subresources.kubevirt.io/v1 .../{name}/{action}``."""
-        return self._run().api.put_subresource(res.VM_ACTIONS, namespace,
-                                               name, action, body)
+        return self._run().api.put_subresource(
+            resources.VM_ACTIONS, namespace, name, action, body)
 
     def vmi_subresource(self, namespace, name, action, body=None):
-        return self._run().api.put_subresource(res.VMI_ACTIONS, namespace,
-                                               name, action, body)
+        return self._run().api.put_subresource(
+            resources.VMI_ACTIONS, namespace, name, action, body)
 
     def create_datavolume(self, namespace, body):
-        dv = self._run().api.create(res.DATAVOLUME, namespace, body)
-        return self._note(res.DATAVOLUME, namespace, dv) \
+        dv = self._run().api.create(resources.DATAVOLUME, namespace, body)
+        return self._note(resources.DATAVOLUME, namespace, dv) \
             if self.datavolumes else dv
 
     def delete_datavolume(self, namespace, name):
-        answer = self._run().api.delete(res.DATAVOLUME, namespace, name)
+        answer = self._run().api.delete(resources.DATAVOLUME, namespace, name)
         if self.datavolumes and self._served(namespace):
             if isinstance(answer, dict) and answer.get('kind') == \
                     'DataVolume':
-                self._note(res.DATAVOLUME, namespace, answer)
+                self._note(resources.DATAVOLUME, namespace, answer)
             else:
-                self._informer(res.DATAVOLUME, namespace).note_delete(
+                self._informer(resources.DATAVOLUME, namespace).note_delete(
                     namespace, name)
         return answer
 
     def create_secret(self, namespace, body):
-        return self._run().api.create(res.SECRET, namespace, body)
+        return self._run().api.create(resources.SECRET, namespace, body)
 
     def delete_secret(self, namespace, name):
-        return self._run().api.delete(res.SECRET, namespace, name)
+        return self._run().api.delete(resources.SECRET, namespace, name)

@@ -26,8 +26,9 @@ import logging
 import threading
 
 from sushy_kubevirt.kube import accounting
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import indexer
-from sushy_kubevirt.kube import reflector as reflector_mod
+from sushy_kubevirt.kube import reflector
 from sushy_kubevirt.kube import resources
 
 LOG = logging.getLogger(__name__)
@@ -104,16 +105,18 @@ class Informer:
 
     :param dispatcher: a :class:`~sushy_kubevirt.kube.dispatcher.Dispatcher`
         that calls the handlers; the caller starts and stops it.
+    :param on_replace: ``fn(objs)`` with each list, before the store
+        holds it, on the reflector thread (which it holds up).
     """
 
     def __init__(self, api, resource, dispatcher, namespace=None,
                  label_selector=None, indexers=None, transform=strip,
-                 timings=None, name=None):
+                 timings=None, name=None, on_replace=None):
         self.resource = resource
         self.namespace = namespace
         self.store = indexer.Store(indexers)
         self.transform = transform
-        self.reflector = reflector_mod.Reflector(
+        self.reflector = reflector.Reflector(
             api, resource, self._replace, self._event, namespace=namespace,
             label_selector=label_selector, timings=timings, name=name)
         #: Guards the store, the overlay and the handler list, so that the
@@ -123,6 +126,7 @@ class Informer:
         self._synced = threading.Event()
         self._handlers = ()
         self._dispatcher = dispatcher
+        self._on_replace = on_replace
 
     # lifecycle
 
@@ -157,15 +161,21 @@ class Informer:
     def health(self):
         """An :class:`~sushy_kubevirt.kube.accounting.Health` record."""
         r = self.reflector
+        refused = self.refusal() is not None
         return accounting.Health(self.resource.plural, self.namespace or '',
-                                 self.has_synced(), r.relists,
-                                 r.watch_restarts, r.rv_age())
+                                 self.has_synced() and not refused,
+                                 r.relists, r.watch_restarts, r.rv_age(),
+                                 refused)
 
-    @property
-    def forbidden(self):
-        """True while unsynced because the server answers 403."""
-        return not self.has_synced() and \
-            getattr(self.reflector.last_error, 'status', None) == 403
+    def refusal(self):
+        """The 403 the server answered the last list or watch, else None.
+
+        Synced or not: once access is revoked the cache is no longer kept
+        current, so it must not be served. Cleared by the next list or
+        watch the server accepts.
+        """
+        exc = self.reflector.last_error
+        return exc if isinstance(exc, apierrors.Forbidden) else None
 
     # reads
 
@@ -253,6 +263,8 @@ class Informer:
 
     def _replace(self, items, rv):
         objs = [self.transform(o) for o in items]
+        if self._on_replace is not None:
+            self._on_replace(objs)
         put = self._dispatcher.put
         with self._lock:
             added, updated, deleted = self.store.replace(objs)

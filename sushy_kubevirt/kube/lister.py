@@ -16,9 +16,11 @@ The rule of kubevirt-redfish PR #32: until the informer has finished its
 first list, reads go to the API server and are counted as live; after
 that the cache's answer is final, including "not found".
 
-While the server refuses the resource in this namespace (403), the
-namespace is not served: reads answer None or nothing, with a warning
-logged once and no API call, until the informer syncs.
+While the server refuses the informer's list or watch (403), before or
+after it synced, every read raises
+:class:`~sushy_kubevirt.kube.apierrors.Unreadable` naming the missing
+permission, with no API call: neither a frozen cache nor an empty answer
+is served. A warning is logged once per refusal, and the recovery once.
 """
 
 import logging
@@ -26,6 +28,10 @@ import logging
 from sushy_kubevirt.kube import apierrors
 
 LOG = logging.getLogger(__name__)
+
+
+def where(namespace):
+    return 'namespace %s' % namespace if namespace else 'all namespaces'
 
 
 class Lister:
@@ -36,33 +42,42 @@ class Lister:
         self.accounting = accounting
         self.label_selector = label_selector
         self._plural = informer.resource.plural
-        self._refused = False
+        self._reported = False
+
+    def _check(self):
+        """Raise :class:`~apierrors.Unreadable` while the server refuses."""
+        exc = self.informer.refusal()
+        if exc is None:
+            if self._reported is not None:
+                self._reported = False
+                LOG.info('%s in %s are served again', self._plural,
+                         where(self.informer.namespace))
+            return
+        raise self._unreadable(exc)
+
+    def _unreadable(self, exc):
+        namespace = self.informer.namespace
+        if not self._reported:
+            self._reported = True
+            LOG.warning('%s in %s are not served until access is granted: '
+                        '%s', self._plural, where(namespace), exc)
+        return apierrors.Unreadable(
+            'the API server refuses to %s' % (
+                exc.permission() or 'read %s in %s' % (self._plural,
+                                                       where(namespace))),
+            exc, namespace)
 
     def _cached(self, verb):
+        self._check()
         if self.informer.has_synced():
-            self._refused = False
             self.accounting.cache(verb, self._plural)
             return True
         return False
-
-    def _is_refused(self):
-        if not self._refused and self.informer.forbidden:
-            self._refuse(self.informer.reflector.last_error)
-        return self._refused
-
-    def _refuse(self, exc):
-        if not self._refused:
-            self._refused = True
-            LOG.warning('%s in %s are not served until access is granted: '
-                        '%s', self._plural,
-                        self.informer.namespace or 'all namespaces', exc)
 
     def get(self, namespace, name):
         """The object, or None."""
         if self._cached('get'):
             return self.informer.get(namespace, name)
-        if self._is_refused():
-            return None
         try:
             if self.label_selector:
                 # A GET would ignore the selector: list by name instead.
@@ -73,11 +88,10 @@ class Lister:
         except apierrors.NotFound:
             return None
         except apierrors.Forbidden as exc:
-            self._refuse(exc)
-            return None
+            raise self._unreadable(exc) from exc
 
     def list(self):
-        """Every object; nothing while the server answers 403."""
+        """Every object."""
         if self._cached('list'):
             return self.informer.list()
         return self._live_list_allowed()
@@ -91,14 +105,10 @@ class Lister:
                 if value in values(index, o)]
 
     def _live_list_allowed(self):
-        """A live list, or nothing (and no call) when forbidden."""
-        if self._is_refused():
-            return []
         try:
             return self._live_list(self.informer.namespace)
         except apierrors.Forbidden as exc:
-            self._refuse(exc)
-            return []
+            raise self._unreadable(exc) from exc
 
     def _live_list(self, namespace, field_selector=None):
         page = self.api.list(self.informer.resource, namespace,

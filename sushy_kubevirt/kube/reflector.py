@@ -22,14 +22,23 @@ The reflector feeds ``on_replace(items, rv)`` after each list and
   ``read_timeout``) re-watches at once; a dropped connection, connection
   refused, a 500 or a 429 (honouring Retry-After) re-watches after a
   backoff. None of these relists.
-* A 410 relists at the last resourceVersion, then, if that is gone too,
-  with a consistent read (resourceVersion unset).
+* A 410 relists at once at the last resourceVersion, then, if that is
+  gone too, with a consistent read (resourceVersion unset). A second 410
+  within ``backoff_reset`` seconds waits for the backoff first, so a
+  server that answers 410 to every watch is not hammered.
 * A 504 "Too large resource version" (the server is behind the
   resourceVersion we resume from) relists with a consistent read.
 * A 500 re-watches after a backoff; other errors (403, 404, 503, 504...)
   back off and relist at the last resourceVersion.
 * A watch that ends within ``short_watch`` seconds with no event is an
   error (backoff), so a server that closes at once is not hammered.
+
+Bounded staleness: a list that succeeds and a watch the server accepts
+reset the backoff, so failures separated by a success never stack, and
+the backoff is capped at ``backoff_cap`` (4 s): after an outage the cache
+is current again within that cap (plus one list) of the server's return.
+The first failure of a spell is logged as a warning (an error for a 403),
+repeats of the same failure at debug level, and the recovery once.
 """
 
 import dataclasses
@@ -42,7 +51,7 @@ import typing
 import urllib3
 
 from sushy_kubevirt.kube import apierrors
-from sushy_kubevirt.kube import backoff as backoff_mod
+from sushy_kubevirt.kube import backoff
 from sushy_kubevirt.kube import stream
 
 LOG = logging.getLogger(__name__)
@@ -52,7 +61,8 @@ LOG = logging.getLogger(__name__)
 class Timings:
     """Every delay of the reflector, in seconds (tests shrink them)."""
     backoff_initial: float = 0.8
-    backoff_cap: float = 30.0
+    #: client-go caps at 30 s; 4 s bounds the staleness after an outage.
+    backoff_cap: float = 4.0
     backoff_reset: float = 120.0
     #: Range of the watch's ``timeoutSeconds`` (drawn uniformly).
     watch_timeout: typing.Tuple[float, float] = (300.0, 600.0)
@@ -95,12 +105,16 @@ class Reflector:
         self._on_event = on_event
         self._clock = clock
         self._rand = rand or random.Random()
-        self._backoff = backoff_mod.Backoff(
+        self._backoff = backoff.Backoff(
             self.timings.backoff_initial, cap=self.timings.backoff_cap,
             reset_after=self.timings.backoff_reset, clock=clock,
             rand=self._rand.random)
         self._rv_unavailable = False
         self._rv_time = None
+        self._gone_at = None
+        #: Start of the current spell of failures and their count.
+        self._failing_since = None
+        self._failures = 0
         self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._response = None
@@ -144,9 +158,13 @@ class Reflector:
                 self.last_error = None
                 continue
             except apierrors.Gone as exc:
-                LOG.info('%s: %s; relisting', self.name, exc.message)
                 need_list = True
                 exc_seen = exc
+                if self._relist_at_once():
+                    LOG.info('%s: %s; relisting at once', self.name,
+                             exc.message)
+                    self.last_error = exc
+                    continue
             except apierrors.TooManyRequests as exc:
                 delay = exc.retry_after or 0.0
                 exc_seen = exc
@@ -170,14 +188,45 @@ class Reflector:
                 exc_seen = exc
             if self._stopped.is_set():
                 break
-            self.last_error = exc_seen
             delay = max(delay, self._backoff.next())
-            log = LOG.error if isinstance(exc_seen, apierrors.Forbidden) \
-                else LOG.warning
-            log('%s: %s: %s; retrying in %.2f s%s', self.name,
-                type(exc_seen).__name__, exc_seen, delay,
-                ' with a relist' if need_list else '')
+            self._failed(exc_seen, delay, need_list)
             self._stopped.wait(delay)
+
+    def _relist_at_once(self):
+        """Whether a 410 relists without a backoff (once per spell)."""
+        now = self._clock()
+        at_once = self._gone_at is None or \
+            now - self._gone_at >= self.timings.backoff_reset
+        self._gone_at = now
+        return at_once
+
+    def _failed(self, exc, delay, need_list):
+        """Record and log a failed list or watch (once per kind a spell)."""
+        repeated = type(exc) is type(self.last_error)
+        self.last_error = exc
+        if self._failing_since is None:
+            self._failing_since = self._clock()
+            self._failures = 0
+        self._failures += 1
+        if repeated:
+            log = LOG.debug
+        elif isinstance(exc, apierrors.Forbidden):
+            log = LOG.error
+        else:
+            log = LOG.warning
+        log('%s: %s: %s; retrying in %.2f s%s', self.name,
+            type(exc).__name__, exc, delay,
+            ' with a relist' if need_list else '')
+
+    def _answered(self):
+        """The server answered a list or a watch: the backoff restarts."""
+        self.last_error = None
+        self._backoff.reset()
+        if self._failing_since is not None:
+            LOG.info('%s: the API server answers again after %.1f s and %d '
+                     'failed attempts', self.name,
+                     self._clock() - self._failing_since, self._failures)
+            self._failing_since = None
 
     # list
 
@@ -196,7 +245,7 @@ class Reflector:
         self._rv_unavailable = False
         self._set_rv(list_rv)
         self._on_replace(items, list_rv)
-        self.last_error = None
+        self._answered()
         if self._listed:
             self.relists += 1
         self._listed = True
@@ -251,6 +300,7 @@ class Reflector:
             self.last_rv, timeout, self.timings.read_timeout)
         with self._lock:
             self._response = response
+        self._answered()
         try:
             if self._stopped.is_set():
                 return
@@ -279,7 +329,8 @@ class Reflector:
     def _handle(self, event):
         kind, obj = event.get('type'), event.get('object') or {}
         if kind == 'ERROR':
-            raise apierrors.from_status(obj)
+            raise apierrors.from_status(obj).about(
+                'watch', self.resource, self.namespace)
         if kind in ('ADDED', 'MODIFIED', 'DELETED'):
             self._on_event(kind, obj)
         elif kind != 'BOOKMARK':

@@ -125,7 +125,7 @@ def test_changed_settings_stop_the_old_cluster(monkeypatch):
     made = []
 
     class Recording:
-        def __init__(self, settings, datavolumes=False):
+        def __init__(self, settings, datavolumes=False, indexers=None):
             self.settings, self.stopped = settings, False
             made.append(self)
 

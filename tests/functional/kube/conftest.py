@@ -20,7 +20,8 @@ from kubernetes import config as k8s_config
 import pytest
 
 from sushy_kubevirt import config
-from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.kube.cluster import Cluster
 from sushy_kubevirt.kube import reflector
 from sushy_kubevirt.simulator import Simulator
 
@@ -73,9 +74,10 @@ def cluster_factory(tmp_path):
     def make(sim, datavolumes=False, timings=TIMINGS, **settings):
         path = sim.write_kubeconfig(tmp_path / ('kc-%d' % len(clusters)))
         settings.setdefault('namespaces', ('default',))
-        cluster = cluster_mod.Cluster(
+        cluster = Cluster(
             config.Settings(kubeconfig=str(path), **settings),
-            datavolumes=datavolumes, timings=timings)
+            datavolumes=datavolumes, indexers=lookup.INDEXERS,
+            timings=timings)
         clusters.append(cluster)
         return cluster
 

@@ -12,6 +12,7 @@
 
 """Initial sync, cache reads, the PR #32 synced rule, lifecycle."""
 
+import socket
 import threading
 import time
 
@@ -21,7 +22,9 @@ from tests.functional.kube.conftest import our_threads
 from tests.functional.kube.conftest import wait_for
 
 from sushy_kubevirt import config
-from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.kube.cluster import Cluster
+from sushy_kubevirt.simulator import kubeconfig
 from sushy_kubevirt.simulator import objects
 
 GROUP, VERSION = 'kubevirt.io', 'v1'
@@ -42,15 +45,15 @@ def test_initial_sync_then_reads_make_no_call(sim, cluster):
     assert sorted(v['metadata']['name'] for v in vms) == [
         'vm-%05d' % i for i in range(4)]
     assert all('managedFields' not in v['metadata'] for v in vms)
-    uuid = cluster_mod.uuid_key(vms[0])
+    uuid = lookup.INDEXERS['uuid'](vms[0])[0]
     sim.request_log.clear()
     for _ in range(20):
         assert cluster.get_vm('default', 'vm-00001')['metadata']['name'] \
             == 'vm-00001'
         assert [v['metadata']['name']
-                for v in cluster.find_vms_by_uuid(uuid)] == \
+                for v in cluster.find_vms('uuid', uuid)] == \
             [vms[0]['metadata']['name']]
-        assert len(cluster.find_vms_by_name('vm-00002')) == 1
+        assert len(cluster.find_vms('name', 'vm-00002')) == 1
         assert len(cluster.list_vms()) == 4
         assert cluster.get_vmi('default', 'vm-00001') is None
     assert kube_calls(sim, resource=lambda r: True) == []
@@ -61,7 +64,7 @@ def test_initial_sync_then_reads_make_no_call(sim, cluster):
 def test_synced_not_found_is_final(sim, cluster):
     sim.request_log.clear()
     assert cluster.get_vm('default', 'no-such-vm') is None
-    assert cluster.find_vms_by_uuid('no-such-uuid') == []
+    assert cluster.find_vms('uuid', 'no-such-uuid') == []
     assert cluster.get_vm('not-served', 'vm-00000') is None
     assert kube_calls(sim, resource=lambda r: True) == []
 
@@ -103,8 +106,8 @@ def test_add_update_delete_propagate(sim, cluster, custom_api):
         GROUP, VERSION, 'default', 'virtualmachines',
         objects.make_vm('new-vm', cores=1))
     vm = wait_for(lambda: cluster.get_vm('default', 'new-vm'))
-    uuid = cluster_mod.uuid_key(vm)
-    assert uuid and cluster.find_vms_by_uuid(uuid)[0] is vm
+    uuid = lookup.INDEXERS['uuid'](vm)[0]
+    assert uuid and cluster.find_vms('uuid', uuid)[0] is vm
     custom_api.patch_namespaced_custom_object(
         GROUP, VERSION, 'default', 'virtualmachines', 'new-vm',
         {'spec': {'template': {'spec': {'domain': {'cpu': {'cores': 2}}}}}})
@@ -113,7 +116,7 @@ def test_add_update_delete_propagate(sim, cluster, custom_api):
     custom_api.delete_namespaced_custom_object(
         GROUP, VERSION, 'default', 'virtualmachines', 'new-vm')
     wait_for(lambda: cluster.get_vm('default', 'new-vm') is None)
-    assert cluster.find_vms_by_uuid(uuid) == []
+    assert cluster.find_vms('uuid', uuid) == []
     assert len(cluster.list_vms()) == 4
 
 
@@ -189,7 +192,7 @@ def test_validate(sim, cluster_factory, tmp_path):
     with pytest.raises(config.ConfigError,
                        match='SUSHY_EMULATOR_KUBEVIRT_NAMESPACES.*default'):
         cluster_factory(sim).validate()
-    bad = cluster_mod.Cluster(config.Settings(
+    bad = Cluster(config.Settings(
         kubeconfig=str(tmp_path / 'missing')))
     with pytest.raises(config.ConfigError,
                        match='SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG'):
@@ -197,3 +200,20 @@ def test_validate(sim, cluster_factory, tmp_path):
     with pytest.raises(config.ConfigError,
                        match='SUSHY_EMULATOR_KUBEVIRT_CONTEXT'):
         cluster_factory(sim, context='elsewhere').validate()
+
+
+def test_validate_names_an_unreachable_api_server(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        url = 'http://127.0.0.1:%d' % sock.getsockname()[1]
+    path = kubeconfig.write(tmp_path / 'kc', url, 'token', 'default')
+    down = Cluster(config.Settings(kubeconfig=str(path),
+                                   namespaces=('default',)))
+    with pytest.raises(config.ConfigError) as exc:
+        down.validate()
+    text = str(exc.value)
+    assert text.startswith('Cannot reach the Kubernetes API server at %s '
+                           '(from SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG %s)'
+                           % (url, path)), text
+    assert 'Connection refused' in text
+    assert 'NAMESPACES' not in text

@@ -18,10 +18,12 @@ Each test reads the simulator's request log to see what the informers did.
 import dataclasses
 import logging
 
+import pytest
 from tests.functional.kube.conftest import kube_calls
 from tests.functional.kube.conftest import TIMINGS
 from tests.functional.kube.conftest import wait_for
 
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import resources
 from sushy_kubevirt.simulator import objects
 
@@ -83,14 +85,14 @@ def test_stalled_watch_is_abandoned_and_resumed_without_relist(
     assert len(vm_entries(sim, 'list')) == 1
 
 
-def test_reads_in_a_forbidden_namespace_answer_nothing_and_call_nothing(
+def test_reads_in_a_forbidden_namespace_raise_and_call_nothing(
         sim_factory, cluster_factory, caplog):
     sim = sim_factory(vms=4, namespaces=2)
     sim.authz.deny(namespace='ns-001', resource='virtualmachines')
     cluster = cluster_factory(sim, namespaces=('ns-000', 'ns-001'))
     with caplog.at_level(logging.WARNING, logger='sushy_kubevirt'):
         wait_for(lambda: cluster._informer(
-            resources.VM, 'ns-001').forbidden)
+            resources.VM, 'ns-001').refusal())
         wait_for(lambda: cluster._informer(
             resources.VM, 'ns-000').has_synced())
         wait_for(lambda: cluster._informer(
@@ -98,20 +100,35 @@ def test_reads_in_a_forbidden_namespace_answer_nothing_and_call_nothing(
         sim.request_log.clear()
         caplog.clear()
         for _ in range(5):
-            assert cluster.get_vm('ns-001', 'vm-00001') is None
-            assert cluster.get_vmi('ns-001', 'vm-00001') is None
-            assert cluster.find_vms_by_name('vm-00001') == []
+            for read in (lambda: cluster.get_vm('ns-001', 'vm-00001'),
+                         lambda: cluster.find_vms('name', 'vm-00001'),
+                         cluster.list_vms):
+                with pytest.raises(apierrors.Unreadable) as exc:
+                    read()
+                assert str(exc.value) == (
+                    'the API server refuses to list '
+                    'virtualmachines.kubevirt.io in namespace ns-001')
+                assert exc.value.cause.status == 403
+            # A match in the readable namespace is an answer.
             assert [v['metadata']['name'] for v in
-                    cluster.find_vms_by_name('vm-00000')] == ['vm-00000']
-            assert len(cluster.list_vms()) == 2
+                    cluster.find_vms('name', 'vm-00000')] == ['vm-00000']
         # (The informer of ns-001 keeps retrying its paginated list.)
         assert kube_calls(sim, resource=lambda r: True,
                           query=lambda q: 'limit' not in q) == []
         warnings = [r.getMessage() for r in caplog.records
                     if r.name == 'sushy_kubevirt.kube.lister']
     assert len(warnings) == 1
-    assert 'virtualmachines in ns-001' in warnings[0]
+    assert 'virtualmachines in namespace ns-001' in warnings[0]
     assert 'forbidden' in warnings[0]
     sim.authz.clear()
-    wait_for(lambda: cluster.get_vm('ns-001', 'vm-00001'))
+    wait_for(lambda: readable(cluster, 'ns-001'))
+    assert cluster.get_vm('ns-001', 'vm-00001')
     assert len(cluster.list_vms()) == 4
+
+
+def readable(cluster, namespace):
+    try:
+        cluster.get_vm(namespace, 'any')
+    except apierrors.Unreadable:
+        return False
+    return True

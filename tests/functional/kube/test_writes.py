@@ -68,7 +68,7 @@ def test_read_your_writes_without_get(sim, cluster, custom_api):
     assert vm['metadata']['annotations']['mine'] == 'yes'
     assert 'managedFields' not in vm['metadata']
     assert [v['metadata']['annotations'].get('mine') for v in
-            cluster.find_vms_by_name('vm-00001')] == ['yes']
+            cluster.find_vms('name', 'vm-00001')] == ['yes']
     assert len([v for v in cluster.list_vms()
                 if v['metadata'].get('annotations', {}).get('mine')]) == 1
     assert calls(sim, 'get') == [] and calls(sim, 'list') == []

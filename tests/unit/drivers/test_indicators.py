@@ -20,6 +20,7 @@ import pytest
 from sushy_tools import error
 
 from sushy_kubevirt.drivers import indicators
+from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import systems
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kubevirt import identity
@@ -47,13 +48,9 @@ class FakeCluster:
 
     get_vm_live = get_vm
 
-    def find_vms_by_uuid(self, uuid):
+    def find_vms(self, index, value):
         return [vm for vm in self.vms.values()
-                if identity.firmware_uuid(vm) == uuid]
-
-    def find_vms_by_name(self, name):
-        return [vm for vm in self.vms.values()
-                if vm['metadata']['name'] == name]
+                if value in lookup.INDEXERS[index](vm)]
 
     def patch_vm(self, namespace, name, ops):
         self.patches.append((namespace, name, ops))

@@ -43,3 +43,12 @@ def test_resets_after_healthy_spell():
     assert b.next() == 8.0
     clock.now += 120
     assert b.next() == 1.0
+
+
+def test_reset_starts_again_from_initial():
+    clock = Clock()
+    b = backoff.Backoff(1.0, cap=4, reset_after=120, clock=clock,
+                        rand=lambda: 0.0)
+    assert [b.next(), b.next(), b.next(), b.next()] == [1.0, 2.0, 4.0, 4]
+    b.reset()
+    assert [b.next(), b.next()] == [1.0, 2.0]

@@ -13,6 +13,7 @@
 """Reflector decisions against a scripted fake API (no network)."""
 
 import json
+import logging
 import threading
 
 import urllib3
@@ -247,3 +248,63 @@ def test_short_empty_watch_is_an_error():
     assert api.done.wait(10)
     r.stop()
     assert errors_seen == ['NoneType', '_Retry', '_Retry']
+
+
+def delays(caplog):
+    """The backoff delays the reflector logged, in order."""
+    return [float(m.split('retrying in ')[1].split(' s')[0])
+            for m in (r.getMessage() for r in caplog.records)
+            if 'retrying in' in m]
+
+
+def run_logged(script, caplog, timings):
+    api = FakeApi(script)
+    r = reflector.Reflector(api, resources.VM, lambda *a: None,
+                            lambda *a: None, namespace='ns',
+                            timings=timings, rand=Rand0())
+    with caplog.at_level(logging.DEBUG, logger='sushy_kubevirt'):
+        r.start()
+        assert api.done.wait(10)
+        r.stop()
+    return api.calls, delays(caplog)[:-1]   # the last: the script's end
+
+
+class Rand0:
+    """No jitter: each delay is the backoff's ``d`` exactly."""
+
+    def random(self):
+        return 0.0
+
+    def uniform(self, low, high):
+        return low
+
+
+def test_success_resets_the_backoff_so_failures_never_stack(caplog):
+    timings = reflector.Timings(backoff_initial=0.01, backoff_cap=0.04,
+                                watch_timeout=(5, 5), short_watch=0.0)
+    refused = apierrors.Unavailable('refused')
+    calls, seen = run_logged([
+        page([], 11), refused, refused, refused, refused,
+        # Back: the watch is accepted, then drops.
+        Stream(error=urllib3.exceptions.ProtocolError('drop')),
+        refused, Stream(), Stream(),
+    ], caplog, timings)
+    # Doubling up to the cap while refused; the accepted watch starts
+    # the next spell from the initial delay again.
+    assert seen == [0.01, 0.02, 0.04, 0.04, 0.01, 0.02]
+
+
+def test_gone_relists_at_once_then_backs_off_within_a_spell(caplog):
+    timings = reflector.Timings(backoff_initial=0.01, backoff_cap=0.04,
+                                backoff_reset=60, watch_timeout=(5, 5),
+                                short_watch=0.0)
+    gone = error_event(410, 'Expired', 'too old')
+    calls, seen = run_logged([
+        page([], 11), apierrors.Unavailable('refused'),
+        Stream([gone]), page([], 20),          # at once
+        Stream([gone]), page([], 30),          # after a backoff
+        Stream(),
+    ], caplog, timings)
+    assert [c[0] for c in calls[:7]] == ['list', 'watch', 'watch', 'list',
+                                         'watch', 'list', 'watch']
+    assert seen == [0.01, 0.01]

@@ -15,11 +15,12 @@
 import os
 
 from sushy_kubevirt import config
-from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.kube import cluster
 from sushy_kubevirt.kube import dispatcher
-from sushy_kubevirt.kube import informer as informer_mod
-from sushy_kubevirt.kube import lister as lister_mod
-from sushy_kubevirt.kube import resources as res
+from sushy_kubevirt.kube import informer
+from sushy_kubevirt.kube import lister
+from sushy_kubevirt.kube import resources
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
 
@@ -39,28 +40,29 @@ def _vm(name, uuid=None):
 
 def _synced_cluster(*vms):
     """A Cluster whose (unstarted) VM informer holds ``vms``, synced."""
-    cluster = cluster_mod.Cluster(config.Settings())
-    informer = informer_mod.Informer(None, res.VM, dispatcher.Dispatcher(),
-                                     indexers=cluster_mod.VM_INDEXERS)
-    informer._replace(list(vms), '1')
-    lister = lister_mod.Lister(informer, None, cluster.accounting)
-    cluster._running = cluster_mod._Running(
-        None, None, {(res.VM.plural, None): informer},
-        {(res.VM.plural, None): lister})
-    cluster._pid = os.getpid()
-    return cluster
+    synced = cluster.Cluster(config.Settings(), indexers=lookup.INDEXERS)
+    cache = informer.Informer(None, resources.VM, dispatcher.Dispatcher(),
+                              indexers=synced.indexers)
+    cache._replace(list(vms), '1')
+    reader = lister.Lister(cache, None, synced.accounting)
+    synced._running = cluster._Running(
+        None, None, {(resources.VM.plural, None): cache},
+        {(resources.VM.plural, None): reader})
+    synced._pid = os.getpid()
+    return synced
 
 
 def test_uuid_index_is_canonical_lower_case_with_legacy_default():
     upper, legacy = _vm('upper', UPPER), _vm('legacy')
-    assert cluster_mod.uuid_key(upper) == UPPER.lower()
-    assert cluster_mod.uuid_key(legacy) == \
-        identity.legacy_firmware_uuid('legacy')
-    cluster = _synced_cluster(upper, legacy)
+    uuid_key = lookup.INDEXERS['uuid']
+    assert uuid_key(upper) == [UPPER.lower()]
+    assert uuid_key(legacy) == [identity.legacy_firmware_uuid('legacy')]
+    synced = _synced_cluster(upper, legacy)
+    ids = lookup.Lookup(synced, None)
     for text in (UPPER, UPPER.lower()):
-        assert cluster.find_vms_by_uuid(text) == [upper]
+        assert ids._by_uuid(text) == [upper]
     legacy_id = identity.firmware_uuid(legacy)
-    assert cluster.find_vms_by_uuid(legacy_id.upper()) == [legacy]
-    assert cluster.find_vms_by_uuid(
-        '00000000-0000-0000-0000-000000000000') == []
-    assert cluster.accounting.live_calls() == 0
+    assert ids._by_uuid(legacy_id.upper()) == [legacy]
+    assert synced.find_vms('uuid', legacy_id) == [legacy]
+    assert ids._by_uuid('00000000-0000-0000-0000-000000000000') == []
+    assert synced.accounting.live_calls() == 0
