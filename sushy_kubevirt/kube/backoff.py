@@ -19,10 +19,12 @@ import time
 class Backoff:
     """client-go's reflector backoff: 0.8 s doubling, capped.
 
-    Each delay is ``d + U(0, 1) * d`` (so in ``[d, 2d)``), never more than
-    ``cap``. :meth:`reset` (the caller saw a success) and a spell of
-    ``reset_after`` seconds without a delay asked for start ``d`` again
-    from ``initial``, so failures separated by a success never stack.
+    Each delay is ``d + U(0, 1) * d`` (so in ``[d, 2d)``); one above
+    ``cap`` is drawn in ``(cap / 2, cap]`` instead, so that clients cut
+    off together do not retry in step. :meth:`reset` (the caller saw a
+    success) and a spell of ``reset_after`` seconds without a delay asked
+    for start ``d`` again from ``initial``, so failures separated by a
+    success never stack.
     """
 
     def __init__(self, initial=0.8, factor=2.0, cap=30.0, reset_after=120.0,
@@ -48,4 +50,6 @@ class Backoff:
         self._last = now
         duration = self._duration
         self._duration = min(self._duration * self.factor, self.cap)
-        return min(duration + self._rand() * duration, self.cap)
+        jitter = self._rand()
+        delay = duration + jitter * duration
+        return delay if delay <= self.cap else self.cap * (1 - jitter / 2)

@@ -48,7 +48,7 @@ class Lister:
         """Raise :class:`~apierrors.Unreadable` while the server refuses."""
         exc = self.informer.refusal()
         if exc is None:
-            if self._reported is not None:
+            if self._reported and self.informer.has_synced():
                 self._reported = False
                 LOG.info('%s in %s are served again', self._plural,
                          where(self.informer.namespace))

@@ -35,7 +35,7 @@ The reflector feeds ``on_replace(items, rv)`` after each list and
 
 Bounded staleness: a list that succeeds and a watch the server accepts
 reset the backoff, so failures separated by a success never stack, and
-the backoff is capped at ``backoff_cap`` (4 s): after an outage the cache
+the backoff is capped at ``backoff_cap`` (3 s): after an outage the cache
 is current again within that cap (plus one list) of the server's return.
 The first failure of a spell is logged as a warning (an error for a 403),
 repeats of the same failure at debug level, and the recovery once.
@@ -61,8 +61,8 @@ LOG = logging.getLogger(__name__)
 class Timings:
     """Every delay of the reflector, in seconds (tests shrink them)."""
     backoff_initial: float = 0.8
-    #: client-go caps at 30 s; 4 s bounds the staleness after an outage.
-    backoff_cap: float = 4.0
+    #: client-go caps at 30 s; 3 s bounds the staleness after an outage.
+    backoff_cap: float = 3.0
     backoff_reset: float = 120.0
     #: Range of the watch's ``timeoutSeconds`` (drawn uniformly).
     watch_timeout: typing.Tuple[float, float] = (300.0, 600.0)

@@ -52,3 +52,9 @@ def test_reset_starts_again_from_initial():
     assert [b.next(), b.next(), b.next(), b.next()] == [1.0, 2.0, 4.0, 4]
     b.reset()
     assert [b.next(), b.next()] == [1.0, 2.0]
+
+
+def test_capped_delays_keep_a_jitter():
+    clock = Clock()
+    b = backoff.Backoff(1.0, cap=3, clock=clock, rand=lambda: 0.5)
+    assert [b.next(), b.next(), b.next()] == [1.5, 3.0, 2.25]
