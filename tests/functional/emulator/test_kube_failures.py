@@ -1,0 +1,167 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Kubernetes failures over Redfish HTTP (issues 12 item 4, 14 item 6).
+
+An unreachable, throttling or unavailable API server answers 503; a
+refused request answers 500 naming the missing RBAC permission; a
+namespace the cache cannot read (revoked, missing) answers 503 with the
+reason instead of a frozen or empty 200. No body names the API server's
+address.
+"""
+
+import pytest
+import requests
+from tests.functional.emulator import harness
+
+from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.simulator import Simulator
+
+NAMESPACES = ('ns-000', 'ns-001')
+
+
+@pytest.fixture(scope='module')
+def sim():
+    simulator = Simulator(vms=4, namespaces=2, stage_delays={
+        'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1}).start()
+    try:
+        yield simulator
+    finally:
+        simulator.stop()
+
+
+@pytest.fixture(scope='module')
+def server(sim, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('emulator')
+    config = harness.write_config(
+        tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
+        SUSHY_EMULATOR_KUBEVIRT_NAMESPACES=list(NAMESPACES))
+    with harness.InProcess(config) as emulator:
+        yield emulator
+
+
+@pytest.fixture(autouse=True)
+def clean(sim):
+    yield
+    sim.faults.clear()
+    sim.authz.clear()
+
+
+def system(sim, server, name, namespace):
+    uuid = identity.firmware_uuid(harness.vm(sim, name, namespace))
+    return '%s/redfish/v1/Systems/%s' % (server.url, uuid)
+
+
+def message(response):
+    return response.json()['error']['message']
+
+
+def no_address(sim, response):
+    for address in ('127.0.0.1', ':%d' % sim.port, 'http://'):
+        assert address not in response.text, response.text
+
+
+def reset(url, kind='On'):
+    return requests.post(url + '/Actions/ComputerSystem.Reset',
+                         json={'ResetType': kind}, timeout=30)
+
+
+def answered(url, code):
+    """``[response]`` if GET ``url`` answers ``code``, else None.
+
+    (A Response with an error status is false.)
+    """
+    response = requests.get(url, timeout=10)
+    return [response] if response.status_code == code else None
+
+
+def ready(server):
+    return requests.get(server.url + '/redfish/v1/Systems',
+                        timeout=10).status_code == 200
+
+
+def test_an_unreachable_api_server_before_sync_answers_503(sim, server):
+    # First in this module: no request has started the watch cache yet.
+    back = sim.restart_api(down_seconds=3)
+    response = requests.get(server.url + '/redfish/v1/Systems', timeout=30)
+    assert response.status_code == 503, response.text
+    assert 'The Kubernetes API server cannot be reached' in \
+        message(response)
+    no_address(sim, response)
+    assert back.wait(10)
+    harness.wait_until(lambda: ready(server), what='served')
+
+
+def test_writes_while_the_api_server_is_down_answer_503(sim, server):
+    url = system(sim, server, 'vm-00000', 'ns-000')
+    assert requests.get(url, timeout=10).status_code == 200
+    back = sim.restart_api(down_seconds=3)
+    response = reset(url)
+    assert response.status_code == 503, response.text
+    assert 'The Kubernetes API server cannot be reached' in \
+        message(response)
+    no_address(sim, response)
+    assert back.wait(10)
+    harness.wait_until(lambda: ready(server), what='served again')
+
+
+@pytest.mark.parametrize('code, expected', [
+    (503, 'The Kubernetes API server is unavailable'),
+    (429, 'The Kubernetes API server is throttling the emulator'),
+])
+def test_api_throttling_or_unavailable_answers_503(sim, server, code,
+                                                   expected):
+    url = system(sim, server, 'vm-00002', 'ns-000')
+    sim.faults.status(code, retry_after=1, method='PUT', path='/start$',
+                      times=None)
+    response = reset(url)
+    assert response.status_code == 503, response.text
+    assert expected in message(response)
+    no_address(sim, response)
+    vm = harness.vm(sim, 'vm-00002', 'ns-000')
+    assert vm['spec']['runStrategy'] == 'Halted'
+
+
+def test_a_refused_write_names_the_missing_permission(sim, server):
+    url = system(sim, server, 'vm-00002', 'ns-000')
+    sim.authz.deny(verb='patch', resource='virtualmachines')
+    response = requests.patch(url, json={'Boot': {
+        'BootSourceOverrideTarget': 'Pxe',
+        'BootSourceOverrideEnabled': 'Continuous'}}, timeout=30)
+    assert response.status_code == 500, response.text
+    assert "the emulator's Kubernetes service account lacks the RBAC " \
+        'permission to patch virtualmachines.kubevirt.io in namespace ' \
+        'ns-000' in message(response)
+    no_address(sim, response)
+
+
+def test_a_namespace_revoked_at_runtime_answers_503(sim, server):
+    url = system(sim, server, 'vm-00001', 'ns-001')
+    other = system(sim, server, 'vm-00000', 'ns-000')
+    assert requests.get(url, timeout=10).status_code == 200
+    sim.authz.deny(namespace='ns-001', resource='virtualmachines')
+    assert sim.restart_api().wait(5)    # watches are authorized at start
+    response = harness.wait_until(lambda: answered(url, 503),
+                                  what='503')[0]
+    assert message(response) == (
+        "The systems in namespace ns-001 cannot be read: the emulator's "
+        'Kubernetes service account lacks the RBAC permission to list '
+        'virtualmachines.kubevirt.io in namespace ns-001') or \
+        'permission to watch virtualmachines' in message(response)
+    no_address(sim, response)
+    collection = requests.get(server.url + '/redfish/v1/Systems',
+                              timeout=10)
+    assert collection.status_code == 503
+    assert requests.get(other, timeout=10).status_code == 200
+    sim.authz.clear()
+    harness.wait_until(lambda: ready(server), what='served again')
+    assert requests.get(url, timeout=10).status_code == 200
