@@ -70,6 +70,15 @@ def no_address(sim, response):
         assert address not in response.text, response.text
 
 
+def unavailable(sim, response, retry_after='5'):
+    """A Redfish 503 with Retry-After, naming no internal address."""
+    assert response.status_code == 503, response.text
+    assert response.headers['Retry-After'] == retry_after
+    assert response.json()['error']['code'] == \
+        'Base.1.16.ServiceTemporarilyUnavailable'
+    no_address(sim, response)
+
+
 def reset(url, kind='On'):
     return requests.post(url + '/Actions/ComputerSystem.Reset',
                          json={'ResetType': kind}, timeout=30)
@@ -93,10 +102,9 @@ def test_an_unreachable_api_server_before_sync_answers_503(sim, server):
     # First in this module: no request has started the watch cache yet.
     back = sim.restart_api(down_seconds=3)
     response = requests.get(server.url + '/redfish/v1/Systems', timeout=30)
-    assert response.status_code == 503, response.text
+    unavailable(sim, response)
     assert 'The Kubernetes API server cannot be reached' in \
         message(response)
-    no_address(sim, response)
     assert back.wait(10)
     harness.wait_until(lambda: ready(server), what='served')
 
@@ -106,10 +114,9 @@ def test_writes_while_the_api_server_is_down_answer_503(sim, server):
     assert requests.get(url, timeout=10).status_code == 200
     back = sim.restart_api(down_seconds=3)
     response = reset(url)
-    assert response.status_code == 503, response.text
+    unavailable(sim, response)
     assert 'The Kubernetes API server cannot be reached' in \
         message(response)
-    no_address(sim, response)
     assert back.wait(10)
     harness.wait_until(lambda: ready(server), what='served again')
 
@@ -124,9 +131,8 @@ def test_api_throttling_or_unavailable_answers_503(sim, server, code,
     sim.faults.status(code, retry_after=1, method='PUT', path='/start$',
                       times=None)
     response = reset(url)
-    assert response.status_code == 503, response.text
+    unavailable(sim, response, retry_after='1')
     assert expected in message(response)
-    no_address(sim, response)
     vm = harness.vm(sim, 'vm-00002', 'ns-000')
     assert vm['spec']['runStrategy'] == 'Halted'
 
@@ -138,6 +144,7 @@ def test_a_refused_write_names_the_missing_permission(sim, server):
         'BootSourceOverrideTarget': 'Pxe',
         'BootSourceOverrideEnabled': 'Continuous'}}, timeout=30)
     assert response.status_code == 500, response.text
+    assert response.json()['error']['code'] == 'Base.1.16.InternalError'
     assert "the emulator's Kubernetes service account lacks the RBAC " \
         'permission to patch virtualmachines.kubevirt.io in namespace ' \
         'ns-000' in message(response)
@@ -157,10 +164,10 @@ def test_a_namespace_revoked_at_runtime_answers_503(sim, server):
         'Kubernetes service account lacks the RBAC permission to list '
         'virtualmachines.kubevirt.io in namespace ns-001') or \
         'permission to watch virtualmachines' in message(response)
-    no_address(sim, response)
+    unavailable(sim, response)
     collection = requests.get(server.url + '/redfish/v1/Systems',
                               timeout=10)
-    assert collection.status_code == 503
+    unavailable(sim, collection)
     assert requests.get(other, timeout=10).status_code == 200
     sim.authz.clear()
     harness.wait_until(lambda: ready(server), what='served again')
