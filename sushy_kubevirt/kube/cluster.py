@@ -366,12 +366,13 @@ class Cluster:
             reader = running.listers[resource.plural, scope]
             try:
                 self._check_scope(running, scope)
+                live = not reader.informer.has_synced()
                 answer = getattr(reader, method)(*args)
-                if method == 'list' and not answer and scope and \
-                        not reader.informer.has_synced():
-                    # Live and empty: kube lists nothing in a namespace
-                    # that does not exist either.
-                    self._check_namespace(running, scope)
+                if method == 'list' and not answer and scope:
+                    if live:
+                        # kube lists nothing in a namespace that does not
+                        # exist either (the informer checks its own lists).
+                        self._check_namespace(running, scope)
                     self._check_scope(running, scope)
                 result += answer
             except apierrors.Unreadable as exc:
