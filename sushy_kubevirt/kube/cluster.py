@@ -341,11 +341,18 @@ class Cluster:
                                      self._scope(namespace)]
 
     def _vm_served(self, namespace, name):
+        """Whether VM ``namespace/name`` is served (no API call).
+
+        False while its namespace cannot be read (a handler would read it).
+        """
         if not self._served(namespace):
+            return False
+        cache = self._informer(resources.VM, namespace)
+        if cache.refusal() is not None or \
+                self._scope(namespace) in self._run().missing:
             return False
         if not self.settings.label_selector:
             return True
-        cache = self._informer(resources.VM, namespace)
         return not cache.has_synced() or \
             cache.get(namespace, name) is not None
 

@@ -89,7 +89,10 @@ def answered(url, code):
 
     (A Response with an error status is false.)
     """
-    response = requests.get(url, timeout=10)
+    try:
+        response = requests.get(url, timeout=10)
+    except requests.ConnectionError:
+        return None     # not listening yet
     return [response] if response.status_code == code else None
 
 
@@ -172,3 +175,25 @@ def test_a_namespace_revoked_at_runtime_answers_503(sim, server):
     sim.authz.clear()
     harness.wait_until(lambda: ready(server), what='served again')
     assert requests.get(url, timeout=10).status_code == 200
+
+
+def test_a_missing_namespace_under_gunicorn_answers_503_and_logs(
+        sim, tmp_path):
+    # gunicorn runs no start-up check: each worker must tell by itself.
+    config = harness.write_config(
+        tmp_path / 'emulator.conf',
+        sim.write_kubeconfig(str(tmp_path / 'kc')),
+        SUSHY_EMULATOR_KUBEVIRT_NAMESPACES=['ns-000', 'nope'])
+    process = harness.emulator_process('gunicorn', config, tmp_path)
+    process.start()
+    try:
+        response = harness.wait_until(lambda: answered(
+            process.url + '/redfish/v1/Systems', 503), what='503')[0]
+        unavailable(sim, response)
+        assert message(response) == (
+            'The systems in namespace nope cannot be read: the namespace '
+            'does not exist (SUSHY_EMULATOR_KUBEVIRT_NAMESPACES)')
+        harness.wait_until(lambda: 'Namespace nope does not exist' in
+                           process.log(), what='logged')
+    finally:
+        process.stop()
