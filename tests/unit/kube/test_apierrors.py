@@ -15,6 +15,7 @@ import json
 from kubernetes.client import exceptions as k8s_exceptions
 
 from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kube import resources
 
 
 def status(code, reason, message, **extra):
@@ -93,3 +94,21 @@ def test_too_large_resource_version():
     assert not apierrors.too_large(plain)
     assert not apierrors.too_large(
         apierrors.Gone('too large resource version'))
+
+
+def test_permission_names_verb_resource_and_where():
+    exc = apierrors.Forbidden('no', status=403)
+    assert exc.permission() is None
+    assert exc.about('list', resources.VM, 'lab') is exc
+    assert exc.permission() == \
+        'list virtualmachines.kubevirt.io in namespace lab'
+    assert exc.about('watch', resources.VMI).permission() == \
+        'watch virtualmachineinstances.kubevirt.io in all namespaces'
+    assert exc.about('get', resources.NAMESPACE).permission() == \
+        'get namespaces at the cluster scope'
+    assert exc.about('update', resources.VM_ACTIONS, 'lab',
+                     'start').permission() == \
+        'update virtualmachines/start.subresources.kubevirt.io in ' \
+        'namespace lab'
+    assert exc.about('create', resources.SECRET, 'lab').permission() == \
+        'create secrets in namespace lab'
