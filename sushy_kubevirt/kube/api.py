@@ -95,10 +95,12 @@ class Api:
         except k8s_exceptions.ApiException as exc:
             raise apierrors.from_exception(exc).about(*what) from exc
         except (urllib3.exceptions.HTTPError, OSError) as exc:
+            detail = '%s %s: %s' % (method, path,
+                                    getattr(exc, 'reason', None) or exc)
             raise apierrors.Unavailable(
-                'cannot reach the Kubernetes API server at %s: %s %s: %s'
-                % (self.server, method, path, getattr(exc, 'reason', None)
-                   or exc), server=self.server).about(*what) from exc
+                'cannot reach the Kubernetes API server at %s: %s'
+                % (self.server, detail), server=self.server,
+                detail=detail).about(*what) from exc
         return response
 
     def _call_once(self, what, method, path, **kwargs):

@@ -67,12 +67,14 @@ class ApiError(Exception):
 class Unavailable(ApiError):
     """The API server could not be reached (refused, dropped, timed out).
 
-    ``server`` is its address (for logs; never shown to Redfish clients).
+    ``server`` is its address and ``detail`` the request and the
+    transport's error (for logs; never shown to Redfish clients).
     """
 
-    def __init__(self, message, server=None, **kwargs):
+    def __init__(self, message, server=None, detail=None, **kwargs):
         super().__init__(message, **kwargs)
         self.server = server
+        self.detail = detail or message
 
 
 class Unreadable(ApiError):

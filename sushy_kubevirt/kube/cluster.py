@@ -251,7 +251,7 @@ class Cluster:
         except apierrors.Unavailable as exc:
             raise config.ConfigError(
                 'Cannot reach the Kubernetes API server at %s (from %s): %s'
-                % (live.server, self._source(), exc.message)) from exc
+                % (live.server, self._source(), exc.detail)) from exc
         finally:
             live.close()
 
