@@ -23,7 +23,8 @@ from sushy_kubevirt.simulator import Simulator
 #: The informers' first list is paginated (limit=500, the reflector's
 #: page size); holding it keeps the cache unsynced.
 INFORMER_LIST = {'method': 'GET', 'query': {'limit': '500'},
-                 'path': r'/(virtualmachines|virtualmachineinstances)$'}
+                 'path': r'/(virtualmachines|virtualmachineinstances|'
+                         r'datavolumes)$'}
 
 
 def test_unsynced_get_reads_each_object_once(tmp_path):
@@ -48,9 +49,11 @@ def test_unsynced_get_reads_each_object_once(tmp_path):
             if e['query'].get('limit') != '500')
         # Without the per-request snapshot every driver method read the VM
         # (and VMI) again: 21 calls.
+        # The DataVolume is the root disk's (SimpleStorage capacity).
         assert calls == {'list virtualmachines': 1,
                          'get virtualmachines': 1,
-                         'get virtualmachineinstances': 1}
+                         'get virtualmachineinstances': 1,
+                         'get datavolumes': 1}
     finally:
         if server is not None:
             server.stop()
