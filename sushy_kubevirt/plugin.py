@@ -66,6 +66,8 @@ _ORIGINALS = '_sushy_kubevirt_originals'
 _CACHE_PREFIX = 'sushy_kubevirt.'
 #: Attribute marking an Application instance whose hooks are installed.
 _HOOKED = '_sushy_kubevirt_hooked'
+#: Name of the points that apply to every request (Flask's own hooks).
+EVERY = routes.EVERY
 #: The sushy-tools modules whose functions are extension points.
 _MODULES = {'main': main, 'api_utils': api_utils}
 
@@ -99,6 +101,12 @@ def _member(name, adds):
 
 def _endpoint(name, rule, methods, adds, before=None, after=None):
     return Point(name, adds, rule, methods, before, after)
+
+
+def _every(adds, before=None, after=None):
+    """Flask's request hooks for every request: ``before(app, **args)``
+    and ``after(app, response)`` (any method, any status)."""
+    return Point(EVERY, adds, before=before, after=after)
 
 
 #: Every point of sushy-tools the plugin relies on.
@@ -139,6 +147,37 @@ EXTENSION_POINTS = (
               '/redfish/v1/Systems/<identity>/Processors/<processor_id>',
               ('GET',), 'TotalCores and TotalThreads are integers',
               after=routes.processor_body),
+    _every('for plugin drivers: the OData-Version header, no mockup '
+           'copyright annotation, Redfish JSON for every error body',
+           after=routes.finish),
+    _endpoint('root_resource', '/redfish/v1/', ('GET',),
+              'Links.Sessions and the SessionService; no UpdateService',
+              after=routes.root_body),
+    _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>',
+              ('GET',), 'no UUID (Chassis.v1_5_0 has none)',
+              after=routes.chassis_body),
+    _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
+              ('GET',), 'SensorNumber is an integer',
+              after=routes.thermal_body),
+    _endpoint('processors_collection',
+              '/redfish/v1/Systems/<identity>/Processors', ('GET',),
+              '@odata.id without the trailing slash',
+              after=routes.processors_body),
+    _endpoint('CertificateService.certificate_service_resource',
+              '/redfish/v1/CertificateService', ('GET',),
+              'no ActionInfo link (sushy-tools serves none)',
+              after=routes.certificate_service_body),
+    _endpoint('UpdateService.update_service_resource',
+              '/redfish/v1/UpdateService/', ('GET',),
+              '404: not offered (SimpleUpdate cannot update a VM)',
+              before=routes.not_offered),
+    _endpoint('UpdateService.update_service_simple_update',
+              '/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate',
+              ('POST',), '404: not offered', before=routes.not_offered),
+    _endpoint('simple_task_service', '/redfish/v1/TaskService', ('GET',),
+              '404: no tasks are tracked', before=routes.not_offered),
+    _endpoint('simple_task', '/redfish/v1/TaskService/Tasks/42', ('GET',),
+              '404: no tasks are tracked', before=routes.not_offered),
     _endpoint('VirtualMedia.virtual_media_insert',
               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
               '/Actions/VirtualMedia.InsertMedia', ('POST',),
@@ -218,7 +257,9 @@ def missing_points(app):
     missing = []
     for point in EXTENSION_POINTS:
         owner, _, member = point.name.partition('.')
-        if owner == 'Application':
+        if point.name == EVERY:
+            present = True
+        elif owner == 'Application':
             present = (member in _originals()
                        and hasattr(main.Application, member))
         elif owner in _MODULES and not point.rule:

@@ -33,6 +33,12 @@ from werkzeug import exceptions
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import indicator
 from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import body as body_mod
+from sushy_kubevirt.redfish import chassis
+from sushy_kubevirt.redfish import memory
+from sushy_kubevirt.redfish import responses
+from sushy_kubevirt.redfish import root
+from sushy_kubevirt.redfish import services
 
 SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
 VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
@@ -46,6 +52,8 @@ BOOT_TARGETS = (
 _BOOT_KEYS = ('BootSourceOverrideEnabled', 'BootSourceOverrideTarget',
               'BootSourceOverrideMode', 'HttpBootUri')
 _SYSTEM_KEYS = ('Boot', 'IndicatorLED')
+#: The name of the extension points that apply to every request.
+EVERY = '*'
 _METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 #: Largest request body a plugin driver accepts (413 above).
 MAX_BODY = 1024 * 1024
@@ -292,6 +300,69 @@ def metrics():
                           content_type=_METRICS_TYPE)
 
 
+def plugin_driver(app):
+    """True when a plugin systems driver serves this request."""
+    return bool(app.config.get(SYSTEMS_KEY))
+
+
+def finish(app, response):
+    """Every response of a plugin driver (:mod:`.redfish.responses`)."""
+    if plugin_driver(app):
+        responses.finish(response)
+
+
+def _editor(edit):
+    """An ``after`` handler applying ``edit(body)`` for plugin drivers."""
+    def after(app, response):
+        if plugin_driver(app):
+            body_mod.rewrite(response, edit)
+    return after
+
+
+root_body = _editor(root.edit)
+chassis_body = _editor(chassis.edit_chassis)
+thermal_body = _editor(chassis.edit_thermal)
+certificate_service_body = _editor(services.edit_certificate_service)
+
+
+def processors_body(app, response):
+    """The collection's own URI, without sushy-tools' trailing ``/``."""
+    def edit(body):
+        body['@odata.id'] = flask.request.path.rstrip('/')
+        return True
+    _editor(edit)(app, response)
+
+
+def not_offered(app, **view_args):
+    """UpdateService and TaskService: 404 for plugin drivers."""
+    if plugin_driver(app):
+        services.not_offered(app)
+
+
+def _memory_driver(identity):
+    app = flask.current_app
+    systems = systems_driver(app, 'get_memory_mib')
+    if systems is None or app.feature_set != 'full' or \
+            api_utils.instance_denied(identity=identity):
+        raise error.NotFound()
+    return systems
+
+
+@blueprint.route('/redfish/v1/Systems/<identity>/Memory')
+def memory_collection(identity):
+    """The guest memory as a MemoryCollection (:mod:`.redfish.memory`)."""
+    mib = _memory_driver(identity).get_memory_mib(identity)
+    return flask.jsonify(memory.collection(identity, mib))
+
+
+@blueprint.route('/redfish/v1/Systems/<identity>/Memory/<memory_id>')
+def memory_resource(identity, memory_id):
+    mib = _memory_driver(identity).get_memory_mib(identity)
+    if memory_id != memory.MEMBER or not mib:
+        raise error.NotFound()
+    return flask.jsonify(memory.resource(identity, mib))
+
+
 def _error_response(exc, code):
     response = flask.Response(
         json.dumps(messages.body(exc, code)), status=code,
@@ -341,12 +412,19 @@ def install(app, key, points, stock_error_handler):
     """
     befores = {(point.name, method): point.before for point in points
                if point.before for method in point.methods}
-    afters = {point.name: point.after for point in points if point.after}
+    afters = {point.name: point.after for point in points
+              if point.after and point.name != EVERY}
+    every_before = [p.before for p in points if p.name == EVERY and p.before]
+    every_after = [p.after for p in points if p.name == EVERY and p.after]
 
     def before_request():
         request = flask.request
         if app.config.get(key):
             _limit_body(request)
+        for handler in every_before:
+            response = handler(app, **(request.view_args or {}))
+            if response is not None:
+                return response
         handler = befores.get((request.endpoint, request.method))
         if handler is not None:
             return handler(app, **request.view_args)
@@ -358,6 +436,8 @@ def install(app, key, points, stock_error_handler):
         if (handler is not None and request.method == 'GET'
                 and response.status_code == 200):
             handler(app, response)
+        for handler in every_after:
+            response = handler(app, response) or response
         return response
 
     def handle_error(exc):

@@ -398,6 +398,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         return inventory.total_memory_gib(self._vm(identity_))
 
     @errormap.translate
+    def get_memory_mib(self, identity_):
+        """Guest memory in MiB (the Memory resource); None when unset."""
+        return inventory.memory_mib(self._vm(identity_))
+
+    @errormap.translate
     def get_total_cpus(self, identity_):
         return inventory.total_cpus(self._vm(identity_))
 

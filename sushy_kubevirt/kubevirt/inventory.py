@@ -28,6 +28,7 @@ from sushy_kubevirt.kubevirt import refusals
 InvalidQuantity = refusals.InvalidQuantity
 
 GIB = 1024 ** 3
+MIB = 1024 ** 2
 _SUFFIXES = {
     '': 1, 'n': decimal.Decimal('1e-9'), 'u': decimal.Decimal('1e-6'),
     'm': decimal.Decimal('1e-3'), 'k': 10 ** 3, 'K': 10 ** 3,
@@ -62,8 +63,8 @@ def parse_quantity(quantity):
     return int(math.ceil(_decimal(quantity)))
 
 
-def total_memory_gib(vm):
-    """Guest memory in GiB, rounded half up, at least 1; None when unset.
+def _guest_memory(vm):
+    """Guest memory in bytes; None when unset.
 
     Source: ``memory.guest``, else resources requests, else limits.
     """
@@ -71,9 +72,23 @@ def total_memory_gib(vm):
     value = (fields.get(domain, 'memory', 'guest')
              or fields.get(domain, 'resources', 'requests', 'memory')
              or fields.get(domain, 'resources', 'limits', 'memory'))
+    return None if value is None else parse_quantity(value)
+
+
+def total_memory_gib(vm):
+    """Guest memory in GiB, rounded half up, at least 1; None when unset."""
+    value = _guest_memory(vm)
     if value is None:
         return None
-    return max(1, int((parse_quantity(value) + GIB // 2) // GIB))
+    return max(1, int((value + GIB // 2) // GIB))
+
+
+def memory_mib(vm):
+    """Guest memory in MiB, rounded up, at least 1; None when unset."""
+    value = _guest_memory(vm)
+    if value is None:
+        return None
+    return max(1, -(-value // MIB))
 
 
 def _topology(vm):

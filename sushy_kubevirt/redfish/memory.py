@@ -1,0 +1,49 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The Memory collection and resource of a System: the guest memory.
+
+sushy-tools links ``Memory`` from every System (full feature set) and
+serves nothing there. A KubeVirt guest has one memory region of the size
+the VM template gives it (``memory.guest``, else the memory request or
+limit); it is served as one DRAM module, ``GuestMemory``. A VM with no
+memory size set has an empty collection.
+"""
+
+MEMBER = 'GuestMemory'
+_SYSTEM = '/redfish/v1/Systems/%s'
+
+
+def collection(identity, mib):
+    """The MemoryCollection of System ``identity`` (``mib``: its size)."""
+    path = _SYSTEM % identity + '/Memory'
+    members = [{'@odata.id': path + '/' + MEMBER}] if mib else []
+    return {
+        '@odata.type': '#MemoryCollection.MemoryCollection',
+        '@odata.id': path,
+        'Name': 'Memory Collection',
+        'Members@odata.count': len(members),
+        'Members': members,
+    }
+
+
+def resource(identity, mib):
+    """The Memory resource of the guest memory."""
+    return {
+        '@odata.type': '#Memory.v1_10_0.Memory',
+        '@odata.id': _SYSTEM % identity + '/Memory/' + MEMBER,
+        'Id': MEMBER,
+        'Name': 'Guest memory',
+        'MemoryType': 'DRAM',
+        'CapacityMiB': mib,
+        'Status': {'State': 'Enabled', 'Health': 'OK'},
+    }

@@ -1,0 +1,64 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""What every response of a plugin driver gets, whatever its route.
+
+* ``OData-Version: 4.0`` (Redfish DSP0266 requires it on every response);
+* no ``@Redfish.Copyright``: sushy-tools' templates copy it from DMTF's
+  mockups, and the annotation is only allowed there;
+* an error body that is not a Redfish error (sushy-tools answers some
+  400s with plain text, e.g. "PATCH only works for IndicatorLED element")
+  becomes one, with the Base registry MessageId its status implies.
+"""
+
+import json
+
+from sushy_tools import error
+
+from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import body as body_mod
+
+ODATA_VERSION = '4.0'
+COPYRIGHT = '@Redfish.Copyright'
+_COPYRIGHT_BYTES = COPYRIGHT.encode()
+#: How much of a plain-text error is kept as the Redfish ``message``.
+_TEXT_LIMIT = 512
+
+
+def _is_error_body(data):
+    return isinstance(data, dict) and isinstance(data.get('error'), dict)
+
+
+def _as_redfish_error(response):
+    data = body_mod.load(response)
+    if _is_error_body(data):
+        return
+    text = response.get_data().decode('utf-8', 'replace').strip()
+    exc = error.FishyError(text[:_TEXT_LIMIT] or response.status,
+                           response.status_code)
+    response.set_data(json.dumps(messages.body(exc, response.status_code)))
+    response.content_type = 'application/json'
+
+
+def _drop_copyright(body):
+    return body.pop(COPYRIGHT, None) is not None
+
+
+def finish(response):
+    """Edit ``response`` as the module docstring says."""
+    response.headers['OData-Version'] = ODATA_VERSION
+    if response.status_code >= 400:
+        _as_redfish_error(response)
+    elif response.mimetype == 'application/json' and \
+            _COPYRIGHT_BYTES in response.get_data():
+        body_mod.rewrite(response, _drop_copyright)
+    return response
