@@ -49,6 +49,7 @@ from stevedore import exception as stevedore_exception
 from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
+from sushy_kubevirt.redfish import auth
 from sushy_kubevirt import routes
 
 SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
@@ -116,7 +117,12 @@ EXTENSION_POINTS = (
     _member('vmedia', 'the virtual-media driver named by %s' % VMEDIA_KEY),
     _member('indicators', "System LEDs from the systems driver's "
             'indicators_driver(), when it has one'),
-    _member('configure', 'drops the drivers built from the previous config'),
+    _member('configure', 'drops the drivers built from the previous config; '
+            'wraps wsgi_app'),
+    _member('wsgi_app', "replaced (after sushy-tools' RedfishAuthMiddleware "
+            'wrapped it) by sushy_kubevirt.redfish.auth: session tokens '
+            'and Basic for the kubevirt driver, the stock middleware for '
+            'other drivers'),
     _member('run', 'checks the extension points, the driver settings and '
             'the cluster before serving'),
     _member('register_blueprint', 'first call (main.py, right after '
@@ -342,7 +348,13 @@ def _configure(self, *args, **kwargs):
         cache = self.__dict__.get('_cache', {})
         for name in _BUILT:
             cache.pop(_CACHE_PREFIX + name, None)
-        return _original('configure')(self, *args, **kwargs)
+        result = _original('configure')(self, *args, **kwargs)
+        _wrap_wsgi_app(self)
+        return result
+
+
+def _wrap_wsgi_app(app):
+    auth.wrap(app, lambda: routes.session_store(app))
 
 
 def check(app, connect=False):
@@ -382,6 +394,7 @@ def hook(app):
     if vars(app).get(_HOOKED):
         return
     setattr(app, _HOOKED, True)
+    _wrap_wsgi_app(app)
     routes.install(app, SYSTEMS_KEY, EXTENSION_POINTS,
                    lambda: vars(main)['all_exception_handler'])
 
@@ -417,7 +430,8 @@ def install():
         return
     originals = {name: getattr(cls, name) for name in (
         'systems', 'vmedia', 'indicators', 'configure', 'run',
-        'register_blueprint', 'render_template') if hasattr(cls, name)}
+        'register_blueprint', 'render_template', 'wsgi_app')
+        if hasattr(cls, name)}
     setattr(cls, _ORIGINALS, originals)
     cls.systems = property(_systems)
     cls.vmedia = property(_vmedia)

@@ -33,12 +33,14 @@ from werkzeug import exceptions
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import indicator
 from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import body as body_mod
 from sushy_kubevirt.redfish import chassis
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import responses
 from sushy_kubevirt.redfish import root
 from sushy_kubevirt.redfish import services
+from sushy_kubevirt.redfish import sessions
 
 SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
 VMEDIA_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
@@ -361,6 +363,80 @@ def memory_resource(identity, memory_id):
     if memory_id != memory.MEMBER or not mib:
         raise error.NotFound()
     return flask.jsonify(memory.resource(identity, mib))
+
+
+def session_store(app):
+    """The plugin driver's session store, else None."""
+    systems = systems_driver(app, 'sessions')
+    return systems.sessions() if systems is not None else None
+
+
+def _sessions():
+    store = session_store(flask.current_app)
+    if store is None:
+        raise error.NotFound('No sessions: the configured systems driver '
+                             'offers none')
+    return store
+
+
+@blueprint.route(root.SESSION_SERVICE)
+def session_service():
+    """The SessionService (:mod:`.redfish.sessions`)."""
+    return flask.jsonify(sessions.service(_sessions().timeout,
+                                          root.SESSIONS))
+
+
+def _login(store):
+    app = flask.current_app
+    body = json_body()
+    user, password = body.get('UserName'), body.get('Password')
+    for name, value in (('UserName', user), ('Password', password)):
+        if value is None:
+            raise messages.RedfishError('PropertyMissing', name,
+                                        properties=['/' + name])
+        if not isinstance(value, str):
+            raise messages.RedfishError(
+                'PropertyValueTypeError', '(hidden)' if name == 'Password'
+                else value, name, properties=['/' + name])
+    auth_file = app.config.get(auth.AUTH_FILE)
+    if auth_file and not auth.verify(auth_file, user,
+                                     password.encode('utf-8')):
+        app.logger.info('Login refused for user %r', user)
+        raise messages.RedfishError(
+            'NoValidSession', code=401, detail='Incorrect user name or '
+            'password', headers={'WWW-Authenticate': auth.CHALLENGE})
+    session, token = store.create(user)
+    app.logger.info('Session %s created for user %r', session.id, user)
+    location = '%s/%s' % (root.SESSIONS, session.id)
+    response = flask.jsonify(sessions.resource(session, root.SESSIONS))
+    response.status_code = 201
+    response.headers['Location'] = location
+    response.headers['X-Auth-Token'] = token
+    return response
+
+
+@blueprint.route(root.SESSIONS, methods=['GET', 'POST'])
+def session_collection():
+    """GET: the live sessions; POST: log in (credentials in the body)."""
+    store = _sessions()
+    if flask.request.method == 'POST':
+        return _login(store)
+    return flask.jsonify(sessions.collection(store.list(), root.SESSIONS))
+
+
+@blueprint.route(root.SESSIONS + '/<session_id>', methods=['GET', 'DELETE'])
+def session_resource(session_id):
+    """GET: one session; DELETE: log it out, for every worker at once."""
+    store = _sessions()
+    if flask.request.method == 'DELETE':
+        if not store.delete(session_id):
+            raise error.NotFound()
+        flask.current_app.logger.info('Session %s deleted', session_id)
+        return flask.Response(status=204)
+    session = store.get(session_id)
+    if session is None:
+        raise error.NotFound()
+    return flask.jsonify(sessions.resource(session, root.SESSIONS))
 
 
 def _error_response(exc, code):

@@ -42,6 +42,7 @@ from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import inventory
 from sushy_kubevirt.kubevirt import power
+from sushy_kubevirt.redfish import sessions
 from sushy_kubevirt import routes
 
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
@@ -127,11 +128,14 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """
         super().initialize(config_, logger)
         cls._settings = config.load(config_)
+        cls._session_settings = sessions.settings(
+            config_, cls._settings.namespaces)
         return cls
 
     def __init__(self):
         self._cluster = None
         self._lookup = None
+        self._sessions = None
 
     @property
     def driver(self):
@@ -193,6 +197,13 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         :raises sushy_kubevirt.config.ConfigError: naming the key.
         """
         self.cluster.validate()
+
+    def sessions(self):
+        """The Redfish session store (Secrets, :mod:`.redfish.sessions`)."""
+        if self._sessions is None:
+            namespace, timeout = self._session_settings
+            self._sessions = sessions.Store(self.cluster, namespace, timeout)
+        return self._sessions
 
     def metrics_text(self):
         """Prometheus text: cache reads and API calls by verb/resource."""

@@ -1,0 +1,210 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""WSGI authentication for the kubevirt driver: Redfish sessions and Basic.
+
+sushy-tools' ``Application.configure`` wraps ``wsgi_app`` in its
+``RedfishAuthMiddleware`` (HTTP Basic against the htpasswd file
+``SUSHY_EMULATOR_AUTH_FILE``). :func:`wrap` puts :class:`Middleware` in
+its place; per request it does what the current config asks:
+
+* no auth file: everything passes, as in sushy-tools;
+* a driver without sessions: sushy-tools' own middleware, unchanged;
+* the kubevirt driver: an ``X-Auth-Token`` of a live session
+  (:mod:`.sessions`) or valid HTTP Basic credentials. The service root,
+  ``$metadata``, ``odata``, a GET of the SessionService and the login
+  (``POST .../Sessions``, which checks the body's credentials itself)
+  need none, as DSP0266 allows.
+
+Every refusal is a 401 Redfish error (``NoValidSession``) with a
+``WWW-Authenticate`` challenge - a malformed ``Authorization`` header
+included. An unknown user costs the same bcrypt check as a wrong
+password (against a dummy hash of the file's cost), so the answer time
+does not tell which user names exist. Neither passwords nor tokens are
+logged.
+"""
+
+import base64
+import binascii
+import functools
+import json
+import logging
+
+import bcrypt
+from sushy_tools.emulator import main
+from werkzeug import wrappers
+
+from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt import messages
+
+LOG = logging.getLogger(__name__)
+AUTH_FILE = 'SUSHY_EMULATOR_AUTH_FILE'
+CHALLENGE = 'Basic realm="sushy-kubevirt"'
+SESSIONS = 'redfish/v1/SessionService/Sessions'
+#: Paths (without surrounding '/') readable without credentials.
+OPEN = frozenset(['', 'redfish', 'redfish/v1', 'redfish/v1/odata',
+                  'redfish/v1/$metadata'])
+OPEN_GET = frozenset(['redfish/v1/SessionService'])
+_BCRYPT = (b'$2y$', b'$2a$', b'$2b$')
+_DEFAULT_COST = 12
+
+
+def users(auth_file):
+    """``{user: bcrypt hash}`` of an htpasswd file (bcrypt entries)."""
+    result = {}
+    with open(auth_file, 'rb') as lines:
+        for line in lines:
+            name, colon, digest = line.strip().partition(b':')
+            if colon and digest[:4] in _BCRYPT:
+                result.setdefault(name.decode('utf-8', 'replace'), digest)
+    return result
+
+
+@functools.lru_cache(maxsize=8)
+def _dummy(cost):
+    return bcrypt.hashpw(b'no such user', bcrypt.gensalt(cost))
+
+
+def _cost(digest):
+    try:
+        return int(digest[4:6])
+    except ValueError:
+        return _DEFAULT_COST
+
+
+def verify(auth_file, user, password):
+    """True when ``user``/``password`` (str, bytes) match the file.
+
+    Exactly one bcrypt check whatever the outcome.
+    """
+    known = users(auth_file)
+    costs = [_cost(d) for d in known.values()] or [_DEFAULT_COST]
+    dummy = _dummy(max(set(costs), key=costs.count))
+    digest = known.get(user)
+    if digest is None:
+        bcrypt.checkpw(password, dummy)
+        return False
+    return bcrypt.checkpw(password, digest)
+
+
+def basic_credentials(header):
+    """``(user, password bytes)`` of a Basic header, else None."""
+    scheme, _, token = (header or '').strip().partition(' ')
+    if scheme.lower() != 'basic':
+        return None
+    try:
+        pair = base64.b64decode(token.strip(), validate=True)
+        user, colon, password = pair.partition(b':')
+        if not colon:
+            return None
+        return user.decode('utf-8'), password
+    except (binascii.Error, ValueError):
+        return None
+
+
+def _refusal(detail, code=401, message_id='NoValidSession', args=(),
+             headers=None):
+    exc = messages.RedfishError(message_id, *args, code=code, detail=detail)
+    response = wrappers.Response(
+        json.dumps(messages.body(exc, code)), status=code,
+        content_type='application/json')
+    response.headers['OData-Version'] = '4.0'
+    if code == 401:
+        response.headers['WWW-Authenticate'] = CHALLENGE
+    response.headers.update(headers or {})
+    return response
+
+
+class Middleware(main.RedfishAuthMiddleware):
+    """``app.wsgi_app`` (see the module docstring).
+
+    A subclass of sushy-tools' middleware only so that its ``configure``
+    (which wraps ``wsgi_app`` unless it already is one) leaves it alone;
+    nothing of the parent class is used.
+
+    :param app: the Flask application (its config is read per request).
+    :param wrapped: the WSGI callable to pass authenticated requests to.
+    :param store: ``store()`` returns the kubevirt driver's session
+        :class:`~sushy_kubevirt.redfish.sessions.Store`, else None.
+    """
+
+    def __init__(self, app, wrapped, store):  # noqa: the parent's is unfit
+        self.flask_app = app
+        self.wrapped = wrapped
+        self._store = store
+        self._stock = {}
+
+    def _stock_middleware(self, auth_file):
+        if auth_file not in self._stock:
+            self._stock[auth_file] = main.RedfishAuthMiddleware(
+                self.wrapped, auth_file)
+        return self._stock[auth_file]
+
+    def __call__(self, environ, start_response):
+        auth_file = self.flask_app.config.get(AUTH_FILE)
+        if not auth_file:
+            return self.wrapped(environ, start_response)
+        store = self._store()
+        if store is None:
+            return self._stock_middleware(auth_file)(environ, start_response)
+        refusal = self._authenticate(environ, auth_file, store)
+        if refusal is not None:
+            return refusal(environ, start_response)
+        return self.wrapped(environ, start_response)
+
+    def _authenticate(self, environ, auth_file, store):
+        path = environ.get('PATH_INFO', '').strip('/')
+        method = environ.get('REQUEST_METHOD', 'GET')
+        if path in OPEN or (path in OPEN_GET and method in ('GET', 'HEAD')) \
+                or (path == SESSIONS and method == 'POST'):
+            return None
+        token = environ.get('HTTP_X_AUTH_TOKEN')
+        header = environ.pop('HTTP_AUTHORIZATION', None)
+        try:
+            if token:
+                session = store.authenticate(token)
+                if session is None:
+                    LOG.info('Refused a request with an unknown or expired '
+                             'session token')
+                    return _refusal('The session token is not valid; log '
+                                    'in again')
+                environ['HTTP_X_USER'] = session.user
+                return None
+        except apierrors.ApiError as exc:
+            LOG.warning('Cannot read sessions: %s', type(exc).__name__)
+            return _refusal('Sessions cannot be read now', code=503,
+                            message_id='ServiceTemporarilyUnavailable',
+                            args=(1,), headers={'Retry-After': '1'})
+        if header is None:
+            return _refusal('Authentication required: HTTP Basic or an '
+                            'X-Auth-Token of a session')
+        credentials = basic_credentials(header)
+        if credentials is None:
+            LOG.info('Refused a malformed Authorization header')
+            return _refusal('The Authorization header is not valid HTTP '
+                            'Basic credentials')
+        user, password = credentials
+        if not verify(auth_file, user, password):
+            LOG.info('Refused the credentials of user %r', user)
+            return _refusal('Incorrect user name or password')
+        environ['HTTP_X_USER'] = user
+        return None
+
+
+def wrap(app, store):
+    """Put :class:`Middleware` around ``app``'s WSGI callable (once)."""
+    current = app.wsgi_app
+    if isinstance(current, Middleware):
+        return
+    if isinstance(current, main.RedfishAuthMiddleware):
+        current = current.app   # sushy-tools' own, made by configure()
+    app.wsgi_app = Middleware(app, current, store)
