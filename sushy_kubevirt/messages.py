@@ -115,6 +115,10 @@ _MESSAGES = {
         'Warning', "The parameter '%1' with the requested value of '%2' "
         "does not meet the constraints of the implementation.", 'No '
         'resolution is required.'),
+    'PropertyValueConflict': (
+        'Warning', "The property '%1' could not be written because its "
+        "value would conflict with the value of the '%2' property.",
+        'No resolution is required.'),
     'ResourceNotFound': (
         'Critical', "The requested resource of type %1 named '%2' was not "
         "found.", 'Provide a valid resource identifier and resubmit the '
@@ -152,6 +156,7 @@ _BY_STATUS = {
     403: 'InsufficientPrivilege',
     404: 'ResourceNotFound',
     405: 'OperationNotAllowed',
+    409: 'ResourceInUse',
     412: 'PreconditionFailed',
     500: 'InternalError',
     501: 'ActionNotSupported',
@@ -182,6 +187,15 @@ class RedfishError(error.FishyError):
         self.headers = dict(headers or {})
         super().__init__(detail or text(message_id, *self.message_args),
                          code)
+
+
+def arity(message_id):
+    """How many arguments (%1, %2, ...) message ``message_id`` takes."""
+    template = _MESSAGES[message_id][1]
+    count = 0
+    while '%%%d' % (count + 1) in template:
+        count += 1
+    return count
 
 
 def text(message_id, *args):

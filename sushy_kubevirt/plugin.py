@@ -154,14 +154,16 @@ EXTENSION_POINTS = (
               ('GET',), 'TotalCores and TotalThreads are integers',
               after=routes.processor_body),
     _every('for plugin drivers: the OData-Version header, no mockup '
-           'copyright annotation, Redfish JSON for every error body',
-           after=routes.finish),
+           'copyright annotation, Redfish JSON for every error body; '
+           'ETag, If-None-Match (304) and If-Match (412) under a System',
+           before=routes.precondition, after=routes.finish),
     _endpoint('root_resource', '/redfish/v1/', ('GET',),
               'Links.Sessions and the SessionService; no UpdateService',
               after=routes.root_body),
     _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>',
-              ('GET',), 'no UUID (Chassis.v1_5_0 has none)',
-              after=routes.chassis_body),
+              ('GET', 'PATCH'), 'GET: no UUID (Chassis.v1_5_0 has none); '
+              'PATCH: IndicatorLED checked, Redfish errors',
+              before=routes.patch_chassis, after=routes.chassis_body),
     _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
               ('GET',), 'SensorNumber is an integer',
               after=routes.thermal_body),

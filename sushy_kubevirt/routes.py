@@ -30,12 +30,15 @@ from sushy_tools.emulator import api_utils
 from sushy_tools import error
 from werkzeug import exceptions
 
+from sushy_kubevirt.kubevirt import boot as kubevirt_boot
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import indicator
+from sushy_kubevirt.kubevirt import power
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import body as body_mod
 from sushy_kubevirt.redfish import chassis
+from sushy_kubevirt.redfish import etags
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import responses
 from sushy_kubevirt.redfish import root
@@ -153,6 +156,11 @@ def patch_system(app, identity):
     target = boot.get('BootSourceOverrideTarget')
     enabled = boot.get('BootSourceOverrideEnabled')
     uri = boot.get('HttpBootUri')
+    if target is not None:
+        mode = boot.get('BootSourceOverrideMode') or \
+            systems.get_boot_mode(identity)
+        _choice('Boot/BootSourceOverrideTarget', target,
+                boot_targets(mode))
     if uri and target == 'UefiHttp':
         # As the stock route: the URI is inserted as the CD and booted.
         image = app.vmedia.insert_image(identity, 'Cd', uri)
@@ -218,12 +226,19 @@ def _rewrite_json(response, edit):
         response.set_data(json.dumps(body))
 
 
+def boot_targets(mode):
+    """The BootSourceOverrideTarget values accepted in boot ``mode``."""
+    return kubevirt_boot.TARGETS if mode == 'UEFI' else tuple(
+        t for t in kubevirt_boot.TARGETS if t != kubevirt_boot.UEFI_HTTP)
+
+
 def system_body(app, response):
     systems = systems_driver(app, 'get_boot_source_override_enabled')
     if systems is None:
         return
-    enabled = systems.get_boot_source_override_enabled(
-        flask.request.view_args['identity'])
+    ident = flask.request.view_args['identity']
+    enabled = systems.get_boot_source_override_enabled(ident)
+    mode = systems.get_boot_mode(ident)
 
     def edit(body):
         boot = body.setdefault('Boot', {})
@@ -233,6 +248,13 @@ def system_body(app, response):
         boot['BootSourceOverrideEnabled'] = enabled
         boot['BootSourceOverrideEnabled@Redfish.AllowableValues'] = list(
             OVERRIDE_ENABLED)
+        if 'BootSourceOverrideTarget@Redfish.AllowableValues' in boot:
+            boot['BootSourceOverrideTarget@Redfish.AllowableValues'] = \
+                list(boot_targets(mode))
+        reset = body.get('Actions', {}).get('#ComputerSystem.Reset')
+        if reset:
+            reset['ResetType@Redfish.AllowableValues'] = list(
+                power.SUPPORTED_RESET_TYPES)
         for status in (body.get('Status'),
                        body.get('ProcessorSummary', {}).get('Status'),
                        body.get('MemorySummary', {}).get('Status')):
@@ -273,6 +295,21 @@ def processor_body(app, response):
     _rewrite_json(response, edit)
 
 
+def patch_chassis(app, identity):
+    """PATCH of a Chassis for plugin drivers: IndicatorLED only, checked
+    (the stock route answers anything else with a plain-text 400)."""
+    if flask.request.method != 'PATCH' or not plugin_driver(app):
+        return None
+    body = json_body()
+    _unknown(body, ('IndicatorLED',))
+    if 'IndicatorLED' not in body:
+        raise messages.RedfishError(
+            'PropertyMissing', 'IndicatorLED', detail='PATCH of a Chassis '
+            'needs IndicatorLED')
+    _choice('IndicatorLED', body['IndicatorLED'], indicator.STATES)
+    return None
+
+
 def check_insert_body(app, identity, device):
     """InsertMedia of a plugin vmedia driver needs a JSON object body."""
     if app.config.get(VMEDIA_KEY):
@@ -307,10 +344,38 @@ def plugin_driver(app):
     return bool(app.config.get(SYSTEMS_KEY))
 
 
+def _etag(app, ident):
+    systems = systems_driver(app, 'get_etag')
+    return systems.get_etag(ident) if systems is not None else None
+
+
+def precondition(app, **view_args):
+    """If-Match on a write under a System (:mod:`.redfish.etags`)."""
+    ident = etags.identity()
+    if ident is None or flask.request.method not in etags.WRITES or \
+            'If-Match' not in flask.request.headers:
+        return None
+    current = _etag(app, ident)
+    if current is not None:
+        etags.check(current)
+    return None
+
+
 def finish(app, response):
-    """Every response of a plugin driver (:mod:`.redfish.responses`)."""
-    if plugin_driver(app):
-        responses.finish(response)
+    """Every response of a plugin driver (:mod:`.redfish.responses`,
+    ETags of :mod:`.redfish.etags`)."""
+    if not plugin_driver(app):
+        return
+    ident = etags.identity()
+    if ident is not None and response.status_code == 200 and \
+            flask.request.method in ('GET', 'HEAD'):
+        try:
+            current = _etag(app, ident)
+        except error.FishyError:
+            current = None
+        if current is not None:
+            etags.tag(response, current)
+    responses.finish(response)
 
 
 def _editor(edit):

@@ -59,8 +59,6 @@ from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kubevirt import refusals
 from sushy_kubevirt import messages
 
-VALUE_CONFLICT = 'Base.1.0.ActionParameterValueConflict'
-NOT_SUPPORTED = 'Base.1.0.ActionParameterNotSupported'
 #: Seconds a client is told to wait when the API server gave no advice:
 #: above the watch cache's backoff cap, so a retry finds it current.
 RETRY_AFTER = 5
@@ -79,19 +77,21 @@ def scrub(text):
     return _ADDRESS.sub('<address>', str(text))
 
 
-def busy(message):
+def busy(message, parameter='ResetType', value=''):
     """409 that Ironic retries for a power-on."""
-    return error.Conflict('%s (%s)' % (message, VALUE_CONFLICT))
+    return messages.RedfishError('ActionParameterValueConflict', parameter,
+                                 value, code=409, detail=message)
 
 
 def from_model(exc):
-    if isinstance(exc, refusals.TransitionInProgress):
-        return busy(str(exc))
-    if isinstance(exc, refusals.NotSupported):
-        return error.BadRequest('%s (%s)' % (exc, NOT_SUPPORTED))
-    if exc.status == 400:
-        return error.BadRequest(str(exc))
-    return error.FishyError(str(exc), exc.status)
+    """The Redfish error of a model refusal: its Base registry message
+    when it names one with all its arguments, else GeneralError."""
+    message_id = exc.message_id
+    if messages.arity(message_id) != len(exc.message_args):
+        message_id = 'GeneralError'
+    return messages.RedfishError(
+        message_id, *(exc.message_args if message_id != 'GeneralError'
+                      else ()), code=exc.status, detail=str(exc))
 
 
 def unavailable(detail, retry_after=None):

@@ -42,6 +42,8 @@ from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import inventory
 from sushy_kubevirt.kubevirt import power
+from sushy_kubevirt.kubevirt import versions
+from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import sessions
 from sushy_kubevirt import routes
 
@@ -249,7 +251,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             try:
                 self._perform(namespace, name, call)
             except apierrors.Conflict as exc:
-                raise errormap.busy('Cannot %s now: %s' % (state, exc))
+                raise errormap.busy('Cannot %s now: %s' % (state, exc),
+                                    value=state)
 
     def _reset_plan(self, state, vm):
         """``(vm, calls)`` for reset ``state``, confirmed live if need be.
@@ -323,9 +326,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         vm = self._vm(identity_)
         if enabled == DISABLED:
             if boot_source != boot.boot_device(vm):
-                raise error.BadRequest(
-                    'BootSourceOverrideTarget cannot be changed together '
-                    'with BootSourceOverrideEnabled Disabled')
+                raise messages.RedfishError(
+                    'PropertyValueConflict', 'Boot/BootSourceOverrideTarget',
+                    'Boot/BootSourceOverrideEnabled', detail='Boot'
+                    'SourceOverrideTarget cannot be changed together with '
+                    'BootSourceOverrideEnabled Disabled')
             self._patch(identity_, boot.cancel_once_ops)
             return
         if enabled is None:
@@ -380,7 +385,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     @errormap.translate
     def set_secure_boot(self, identity_, secure):
         if not isinstance(secure, bool):
-            raise error.BadRequest('SecureBootEnable must be true or false')
+            raise messages.RedfishError(
+                'PropertyValueTypeError', secure, 'SecureBootEnable',
+                properties=['/SecureBootEnable'],
+                detail='SecureBootEnable must be true or false')
         self._patch(identity_, lambda vm: firmware.secure_boot_ops(
             vm, secure))
 
@@ -391,7 +399,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     @errormap.translate
     def set_bios(self, identity_, attributes):
         if not isinstance(attributes, dict) or not attributes:
-            raise error.BadRequest('Attributes must be a non-empty object')
+            raise messages.RedfishError(
+                'PropertyValueTypeError', attributes, 'Attributes',
+                properties=['/Attributes'],
+                detail='Attributes must be a non-empty object')
         self._patch(identity_, lambda vm: bios.set_bios_ops(vm, attributes))
 
     @errormap.translate
@@ -426,16 +437,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         vm = self._vm(identity_)
         return inventory.nics(vm, self._vmi(vm))
 
+    def _datavolumes(self, vm):
+        """The cached DataVolumes of ``vm``'s volumes; None when unwatched.
+
+        Cached (0 API calls) only when DataVolumes are watched.
+        """
+        if not self.cluster.datavolumes:
+            return None
+        namespace = identity.key(vm)[0]
+        return [dv for dv in (self.cluster.get_datavolume(
+            namespace, fields.get(v, 'dataVolume', 'name'))
+            for v in fields.volumes(vm) if 'dataVolume' in v)
+            if dv is not None]
+
     @errormap.translate
     def get_simple_storage_collection(self, identity_):
         vm = self._vm(identity_)
-        datavolumes = None
-        if self.cluster.datavolumes:
-            # Cached (0 API calls) only when DataVolumes are watched.
-            namespace = identity.key(vm)[0]
-            datavolumes = [
-                dv for dv in (self.cluster.get_datavolume(
-                    namespace, fields.get(v, 'dataVolume', 'name'))
-                    for v in fields.volumes(vm) if 'dataVolume' in v)
-                if dv is not None]
-        return inventory.simple_storage(vm, datavolumes)
+        return inventory.simple_storage(vm, self._datavolumes(vm))
+
+    @errormap.translate
+    def get_etag(self, identity_):
+        """The ETag of System ``identity_`` and its sub-resources."""
+        vm = self._vm(identity_)
+        return versions.etag(vm, self._vmi(vm), self._datavolumes(vm) or ())

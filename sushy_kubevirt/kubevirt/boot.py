@@ -93,7 +93,8 @@ def _normalize(target):
     if target not in TARGETS:
         raise refusals.UnsupportedTarget(
             'Unsupported BootSourceOverrideTarget %r; supported: %s'
-            % (target, ', '.join(TARGETS)))
+            % (target, ', '.join(TARGETS)), target,
+            'Boot/BootSourceOverrideTarget')
     return PXE if target == UEFI_HTTP else target
 
 

@@ -62,7 +62,8 @@ def boot_mode_ops(vm, mode, secure=False):
     """
     if mode not in BOOT_MODES:
         raise refusals.UnknownBootMode(
-            'Unknown boot mode %r; allowed values: UEFI, Legacy' % (mode,))
+            'Unknown boot mode %r; allowed values: UEFI, Legacy' % (mode,),
+            mode, 'Boot/BootSourceOverrideMode')
     if mode == boot_mode(vm):
         return []
     if mode == LEGACY:
@@ -86,7 +87,8 @@ def secure_boot_ops(vm, enabled):
     if boot_mode(vm) != UEFI:
         raise refusals.SecureBootRequiresUefi(
             'Secure boot requires the UEFI boot mode; switch '
-            'BootSourceOverrideMode to UEFI first')
+            'BootSourceOverrideMode to UEFI first', 'SecureBootEnable',
+            'Boot/BootSourceOverrideMode')
     ops = fields.set_ops(vm, BOOTLOADER + ('efi', 'secureBoot'), enabled)
     if enabled:
         ops += fields.set_ops(vm, SMM, True)

@@ -85,6 +85,9 @@ SUPPORTED_RESET_TYPES = (
 UNSUPPORTED_RESET_TYPES = (
     RESET_NMI, 'PowerCycle', 'FullPowerCycle', 'Suspend', 'Pause', 'Resume')
 
+#: The Redfish action ResetType belongs to (for error messages).
+RESET_ACTION = 'ComputerSystem.Reset'
+
 Call = collections.namedtuple('Call', 'target action body')
 #: Call action: set the VM's run strategy to ``body``.
 RUN_STRATEGY = 'run_strategy'
@@ -192,7 +195,7 @@ def power_state(vm, vmi):
 def _busy(reset_type, state):
     return refusals.TransitionInProgress(
         'Cannot %s while the system is %s; retry when the transition '
-        'ends' % (reset_type, state))
+        'ends' % (reset_type, state), 'ResetType', reset_type)
 
 
 def _start(vm):
@@ -332,11 +335,12 @@ def reset_plan(reset_type, vm, vmi):
     if reset_type in UNSUPPORTED_RESET_TYPES:
         raise refusals.NotSupported(
             'ResetType %s is not supported by KubeVirt virtual machines'
-            % reset_type)
+            % reset_type, 'ResetType', RESET_ACTION)
     if reset_type not in SUPPORTED_RESET_TYPES:
         raise refusals.UnknownResetType(
             'Unknown ResetType %r; allowed values: %s'
-            % (reset_type, ', '.join(SUPPORTED_RESET_TYPES)))
+            % (reset_type, ', '.join(SUPPORTED_RESET_TYPES)), reset_type,
+            'ResetType', RESET_ACTION)
     state = power_state(vm, vmi)
     if reset_type == RESET_PUSH_POWER_BUTTON:
         if state == POWERING_OFF:

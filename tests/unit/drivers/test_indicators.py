@@ -117,7 +117,7 @@ def test_invalid_state_is_a_400_and_changes_nothing(ident, state):
     if ident == 'vm':
         ident = identity.firmware_uuid(cluster.get_vm('default', 'node-0'))
     leds, fallback, stock = _leds(cluster)
-    with pytest.raises(error.BadRequest) as exc:
+    with pytest.raises(error.FishyError) as exc:
         leds.set_indicator_state(ident, state)
     assert exc.value.code == 400
     assert 'Lit, Blinking, Off' in str(exc.value)

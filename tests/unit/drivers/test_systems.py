@@ -141,7 +141,8 @@ def test_bad_reset_types(app, reset_type, status, words):
     with app.app_context(), pytest.raises(error.FishyError) as exc:
         _driver(cluster).set_power_state(identity.firmware_uuid(vm),
                                          reset_type)
-    assert exc.value.code == status and words in str(exc.value)
+    assert exc.value.code == status
+    assert words in '%s %s' % (exc.value, exc.value.message_id)
     assert cluster.calls == []
 
 
@@ -167,9 +168,10 @@ def test_start_conflict_is_retryable_409(app):
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
     cluster.fail = apierrors.Conflict('VM is already running', status=409)
-    with app.app_context(), pytest.raises(error.Conflict) as exc:
+    with app.app_context(), pytest.raises(error.FishyError) as exc:
         _driver(cluster).set_power_state(identity.firmware_uuid(vm), 'On')
-    assert 'ActionParameterValueConflict' in str(exc.value)
+    assert exc.value.code == 409
+    assert exc.value.message_id == 'ActionParameterValueConflict'
 
 
 def test_boot_device_errors_change_nothing(app):
@@ -179,8 +181,10 @@ def test_boot_device_errors_change_nothing(app):
     uuid = identity.firmware_uuid(vm)
     with app.app_context():
         for target in ('Cd', 'Floppy'):
-            with pytest.raises(error.BadRequest):
+            with pytest.raises(error.FishyError) as exc:
                 driver.set_boot_device(uuid, target)
+            assert exc.value.code == 400
+            assert exc.value.message_id == 'PropertyValueNotInList'
         driver.set_boot_device(uuid, 'Hdd')
     assert cluster.calls == []
 

@@ -1,0 +1,61 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""ETags of Systems and their sub-resources; If-Match and If-None-Match.
+
+Every GET under ``/redfish/v1/Systems/<id>`` carries the System's ETag
+(:mod:`sushy_kubevirt.kubevirt.versions`); a GET whose ``If-None-Match``
+names it answers 304. A PATCH, POST, PUT or DELETE there with an
+``If-Match`` that does not name the current ETag answers 412
+PreconditionFailed before anything is changed. The ETag compared is the
+one a GET from this worker would give now (its watch cache).
+"""
+
+import flask
+
+from sushy_kubevirt import messages
+
+SYSTEMS = '/redfish/v1/Systems/'
+WRITES = ('PATCH', 'POST', 'PUT', 'DELETE')
+
+
+def identity():
+    """The System id of the current request, else None."""
+    request = flask.request
+    if not request.path.startswith(SYSTEMS):
+        return None
+    return (request.view_args or {}).get('identity')
+
+
+def check(current):
+    """412 unless the request's If-Match names ``current`` (or is '*')."""
+    request = flask.request
+    if request.method not in WRITES or 'If-Match' not in request.headers:
+        return
+    if request.if_match.contains(current.strip('"')) or \
+            request.if_match.star_tag:
+        return
+    raise messages.RedfishError(
+        'PreconditionFailed', code=412, headers={'ETag': current},
+        detail='If-Match %s does not name the current ETag %s of this '
+        'System; nothing was changed' % (request.headers['If-Match'],
+                                         current))
+
+
+def tag(response, current):
+    """Give a 200 GET its ETag; 304 when If-None-Match names it."""
+    request = flask.request
+    response.headers['ETag'] = current
+    if request.if_none_match.contains(current.strip('"')) or \
+            request.if_none_match.star_tag:
+        response.status_code = 304
+        response.set_data(b'')
