@@ -105,8 +105,10 @@ def _endpoint(name, rule, methods, adds, before=None, after=None):
 
 
 def _every(adds, before=None, after=None):
-    """Flask's request hooks for every request: ``before(app, **args)``
-    and ``after(app, response)`` (any method, any status)."""
+    """Hooks for every request (any method, any status).
+
+    ``before(app, **view_args)`` and ``after(app, response)``.
+    """
     return Point(EVERY, adds, before=before, after=after)
 
 

@@ -296,8 +296,10 @@ def processor_body(app, response):
 
 
 def patch_chassis(app, identity):
-    """PATCH of a Chassis for plugin drivers: IndicatorLED only, checked
-    (the stock route answers anything else with a plain-text 400)."""
+    """PATCH of a Chassis for plugin drivers: IndicatorLED, checked.
+
+    The stock route answers anything else with a plain-text 400.
+    """
     if flask.request.method != 'PATCH' or not plugin_driver(app):
         return None
     body = json_body()
@@ -362,8 +364,10 @@ def precondition(app, **view_args):
 
 
 def finish(app, response):
-    """Every response of a plugin driver (:mod:`.redfish.responses`,
-    ETags of :mod:`.redfish.etags`)."""
+    """Every response of a plugin driver.
+
+    :mod:`.redfish.responses`, and the ETags of :mod:`.redfish.etags`.
+    """
     if not plugin_driver(app):
         return
     ident = etags.identity()

@@ -84,8 +84,11 @@ def busy(message, parameter='ResetType', value=''):
 
 
 def from_model(exc):
-    """The Redfish error of a model refusal: its Base registry message
-    when it names one with all its arguments, else GeneralError."""
+    """The Redfish error of a model refusal.
+
+    Its Base registry message when it names one with all its arguments,
+    else GeneralError.
+    """
     message_id = exc.message_id
     if messages.arity(message_id) != len(exc.message_args):
         message_id = 'GeneralError'
