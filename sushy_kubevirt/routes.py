@@ -40,6 +40,7 @@ from sushy_kubevirt.redfish import body as body_mod
 from sushy_kubevirt.redfish import chassis
 from sushy_kubevirt.redfish import etags
 from sushy_kubevirt.redfish import memory
+from sushy_kubevirt.redfish import oem
 from sushy_kubevirt.redfish import responses
 from sushy_kubevirt.redfish import root
 from sushy_kubevirt.redfish import services
@@ -326,7 +327,12 @@ def virtual_media_body(app, response):
         return
     args = flask.request.view_args
     properties = extra(args['identity'], args['device'])
-    _rewrite_json(response, lambda body: body.update(properties) or True)
+
+    def edit(body):
+        body.update(properties)
+        oem.typed(body, 'VirtualMedia')
+        return True
+    _rewrite_json(response, edit)
 
 
 @blueprint.route('/metrics')

@@ -15,7 +15,11 @@
 The validators are console scripts from PyPI (``redfish-service-validator``,
 ``redfish-interop-validator``); they run as subprocesses with HTTP Basic
 (the emulator without an auth file accepts any credentials) and write a
-debug log whose ``Validating <uri>...`` and ``FAIL - ...`` lines we parse.
+debug log whose ``Validating <uri>...``, ``FAIL - ...`` and ``WARN - ...``
+lines we parse.
+
+Where the CSDL, Ironic's profile or a validator is missing the tests
+skip - except with ``CI=true``, where that is a failure (:func:`require`).
 """
 
 import collections
@@ -26,19 +30,26 @@ import re
 import shutil
 import subprocess
 
+import pytest
 from tests.functional.emulator import harness
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
-#: In CI the repository is a clone with a copy of ``shared/`` beside it.
-CSDL_DIR = REPO.parent / 'shared' / 'redfish-csdl'
+#: In CI the repository is a clone with a copy of ``shared/`` beside it
+#: (``../shared``); a git worktree under ``wt/`` finds it one level up.
+CSDL_DIR = next((d for d in (REPO.parent / 'shared' / 'redfish-csdl',
+                             REPO.parents[1] / 'shared' / 'redfish-csdl')
+                 if d.is_dir()), REPO.parent / 'shared' / 'redfish-csdl')
 #: Ironic's profile (openstack/ironic ``redfish-interop-profiles/``).
 PROFILE_ENV = 'IRONIC_INTEROP_PROFILE'
 TIMEOUT = 120
 
 Fail = collections.namedtuple('Fail', 'uri prop kind text')
+#: One validator run: URIs validated, FAILs and WARNs (both Fail tuples).
+Run = collections.namedtuple('Run', 'validated fails warns')
 
 _VALIDATING = re.compile(r' - Validating (\S+?)\.\.\.$')
 _FAIL = re.compile(r' - FAIL - (.*)$')
+_WARN = re.compile(r' - WARN - (.*)$')
 # "<property path> (<value>): <Kind> Error: ..." or "<Kind> Error: ...".
 _DETAIL = re.compile(r'^(?:(/\S*) \(.*?\): )?([A-Za-z ]+?Error): ')
 _UUID = re.compile(r'[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}')
@@ -51,9 +62,18 @@ def tool(name):
     return path if os.path.exists(path) else shutil.which(name)
 
 
+def require(present, what):
+    """Skip unless ``present``; with ``CI=true`` fail instead."""
+    if present:
+        return
+    if os.environ.get('CI') == 'true':
+        pytest.fail('%s (CI=true: the validators must run)' % what)
+    pytest.skip(what)
+
+
 def parse_log(lines):
-    """``(validated URIs, Fail tuples)`` from a validator debug log."""
-    uri, validated, fails = None, [], []
+    """A :data:`Run` from a validator debug log."""
+    uri, validated, found = None, [], {_FAIL: [], _WARN: []}
     for line in lines:
         line = line.rstrip()
         match = _VALIDATING.search(line)
@@ -61,13 +81,14 @@ def parse_log(lines):
             uri = match.group(1)
             validated.append(uri)
             continue
-        match = _FAIL.search(line)
-        if match:
-            text = match.group(1)
-            detail = _DETAIL.match(text)
-            prop, kind = detail.groups() if detail else (None, text)
-            fails.append(Fail(uri, prop, kind, text))
-    return validated, fails
+        for pattern, into in found.items():
+            match = pattern.search(line)
+            if match:
+                text = match.group(1)
+                detail = _DETAIL.match(text)
+                prop, kind = detail.groups() if detail else (None, text)
+                into.append(Fail(uri, prop, kind, text))
+    return Run(validated, found[_FAIL], found[_WARN])
 
 
 def key(fail):
@@ -80,6 +101,17 @@ def key(fail):
     uri = _UUID.sub('{id}', fail.uri or '').rstrip('/')
     prop = _INDEX.sub('/N', _UUID.sub('{id}', fail.prop or ''))
     return uri, prop, fail.kind
+
+
+def known(fail, patterns):
+    """True when ``fail``'s :func:`key` matches one of ``patterns``.
+
+    A pattern is ``(uri regex, property regex or None, kind)``.
+    """
+    uri, prop, kind = key(fail)
+    return any(re.fullmatch(u, uri) and kind == k and (
+        p is None and not prop or p is not None and re.fullmatch(p, prop))
+        for u, p, k in patterns)
 
 
 def not_in(fails, baseline):
@@ -102,7 +134,7 @@ def _run(argv, logdir, name):
 
 
 def service_validator(url, logdir, schema_dir=CSDL_DIR):
-    """``(validated, fails)`` of ``rf_service_validator`` (offline)."""
+    """The :data:`Run` of ``rf_service_validator`` (offline)."""
     argv = [tool('rf_service_validator'), '--rhost', url,
             '--authtype', 'Basic', '-u', 'ironic', '-p', 'ironic',
             '--skipschema', '--schema_directory', str(schema_dir),
@@ -111,7 +143,7 @@ def service_validator(url, logdir, schema_dir=CSDL_DIR):
 
 
 def interop_validator(url, logdir, profile):
-    """``(validated, fails)`` of ``rf_interop_validator``."""
+    """The :data:`Run` of ``rf_interop_validator``."""
     argv = [tool('rf_interop_validator'), '--rhost', url,
             '--authtype', 'Basic', '-u', 'ironic', '-p', 'ironic',
             '--logdir', str(logdir), str(profile)]
