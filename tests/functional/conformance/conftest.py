@@ -20,7 +20,6 @@ shuts guests down quickly so soft power-off completes within a test.
 import pytest
 import requests
 import sushy
-from tests.functional.conformance import validators
 from tests.functional.emulator.conftest import config_file  # noqa: F401
 from tests.functional.emulator.conftest import emulator  # noqa: F401
 from tests.functional.emulator.conftest import machine  # noqa: F401
@@ -64,16 +63,6 @@ def sim():
         yield running
     finally:
         running.stop()
-
-
-@pytest.fixture(scope='module')
-def fake(tmp_path_factory):
-    """sushy-tools' own ``--fake`` driver, the baseline to compare with."""
-    process = validators.fake_emulator(tmp_path_factory.mktemp('fake'))
-    try:
-        yield process.start().wait_ready()
-    finally:
-        process.stop()
 
 
 @pytest.fixture

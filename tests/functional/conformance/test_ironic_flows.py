@@ -244,22 +244,33 @@ def test_unknown_system_is_404(emulator):
         assert response.status_code == 404, response.text
 
 
+#: Interop FAILs the Ironic branch fixes (Storage answers 500). Strict:
+#: each must still FAIL; the lead empties this after merging that branch.
+KNOWN_INTEROP_FAILS = (
+    (r'/redfish/v1/Systems/\{id\}', r'/Storage', 'Comparison Error'),
+)
+
+
 @pytest.mark.validator
-@pytest.mark.skipif(validators.tool('rf_interop_validator') is None,
-                    reason='redfish-interop-validator not installed '
-                           '(tox -e validator)')
-@pytest.mark.skipif(not os.path.isfile(
-    os.environ.get(validators.PROFILE_ENV, '')),
-    reason='%s does not name Ironic\'s interop profile (tox -e validator '
-           'fetches it from PyPI)' % validators.PROFILE_ENV)
-def test_interop_validator_with_ironic_profile(sim, emulator, fake, machine,
+def test_interop_validator_with_ironic_profile(sim, emulator, machine,
                                                tmp_path):
-    """No FAIL of Ironic's profile that the fake driver does not have."""
-    profile = os.environ[validators.PROFILE_ENV]
-    _, fake_fails = validators.interop_validator(
-        fake.url, tmp_path / 'fake', profile)
-    validated, fails = validators.interop_validator(
-        emulator.url, tmp_path / 'ours', profile)
-    assert machine.path in validated
-    extra = validators.not_in(fails, fake_fails)
-    assert not extra, validators.report(extra)
+    """Ironic's interop profile: no FAIL beyond KNOWN_INTEROP_FAILS."""
+    validators.require(validators.tool('rf_interop_validator'),
+                       'redfish-interop-validator not installed (tox -e '
+                       'validator)')
+    profile = os.environ.get(validators.PROFILE_ENV, '')
+    validators.require(os.path.isfile(profile), '%s does not name Ironic\'s '
+                       'interop profile (tox -e validator fetches it from '
+                       'PyPI)' % validators.PROFILE_ENV)
+    run = validators.interop_validator(emulator.url, tmp_path / 'ours',
+                                       profile)
+    print('interop: %d FAIL, %d WARN' % (len(run.fails), len(run.warns)))
+    print(validators.report(run.fails + run.warns))
+    assert machine.path in run.validated
+    unexpected = [f for f in run.fails
+                  if not validators.known(f, KNOWN_INTEROP_FAILS)]
+    assert not unexpected, validators.report(unexpected)
+    fixed = [k for k in KNOWN_INTEROP_FAILS
+             if not any(validators.known(f, [k]) for f in run.fails)]
+    assert not fixed, 'fixed now: remove from KNOWN_INTEROP_FAILS: %s' % (
+        fixed,)

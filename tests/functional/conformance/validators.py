@@ -114,12 +114,6 @@ def known(fail, patterns):
         for u, p, k in patterns)
 
 
-def not_in(fails, baseline):
-    """The ``fails`` whose :func:`key` no FAIL of ``baseline`` has."""
-    known = {key(f) for f in baseline}
-    return [f for f in fails if key(f) not in known]
-
-
 def _run(argv, logdir, name):
     os.makedirs(logdir, exist_ok=True)
     result = subprocess.run(argv, capture_output=True, text=True,
@@ -148,23 +142,6 @@ def interop_validator(url, logdir, profile):
             '--authtype', 'Basic', '-u', 'ironic', '-p', 'ironic',
             '--logdir', str(logdir), str(profile)]
     return _run(argv, logdir, 'RedfishInteropValidatorDebug_*.log')
-
-
-def fake_emulator(tmp_path):
-    """``sushy-emulator --fake``: stock sushy-tools, no plugin.
-
-    Its state (SQLite files) lives under ``tmp_path``, not the shared
-    system temporary directory.
-    """
-    state = tmp_path / 'fake-state'
-    state.mkdir()
-    config = tmp_path / 'fake.conf'
-    config.write_text('SUSHY_EMULATOR_STATE_DIR = %r\n' % str(state))
-    port = harness.free_port()
-    argv = [os.path.join(harness.BIN, 'sushy-emulator'), '--fake',
-            '--config', str(config), '-i', '127.0.0.1', '-p', str(port)]
-    return harness.Process(argv, port, str(tmp_path / 'fake.log'),
-                           {'TMPDIR': str(state)})
 
 
 def report(fails):
