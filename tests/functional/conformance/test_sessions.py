@@ -1,0 +1,279 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""SessionService and authentication over HTTP, with real clients.
+
+gunicorn 2 workers x 2 threads (replica A) and an in-process emulator
+(replica B) serve one simulator with the same htpasswd file: a token of
+one replica works on the other, a logout on one is seen by the other.
+redfishtool logs in with ``-A Session``, lists and resets Systems.
+"""
+
+import base64
+import json
+import os
+import statistics
+import subprocess
+import time
+
+import bcrypt
+import pytest
+import requests
+from tests.functional.conformance import conftest
+from tests.functional.emulator import harness
+
+from sushy_kubevirt.redfish import sessions
+
+USER, PASSWORD = 'admin', 'S3cret-password'
+SESSIONS = '/redfish/v1/SessionService/Sessions'
+SYSTEMS = '/redfish/v1/Systems'
+#: bcrypt cost of the test users (fast, still far above a dict lookup).
+COST = 8
+
+
+@pytest.fixture(scope='module')
+def sim():
+    running = conftest.simulator(2)
+    try:
+        yield running
+    finally:
+        running.stop()
+
+
+@pytest.fixture(scope='module')
+def auth_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp('auth') / 'htpasswd'
+    digest = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(COST))
+    path.write_text('%s:%s\nother:%s\n' % (
+        USER, digest.decode(), bcrypt.hashpw(b'x', bcrypt.gensalt(
+            COST)).decode()))
+    return str(path)
+
+
+def _config(sim, tmp, auth_file, **extra):
+    return harness.write_config(
+        tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
+        SUSHY_EMULATOR_AUTH_FILE=auth_file, **extra)
+
+
+@pytest.fixture(scope='module')
+def gunicorn(sim, auth_file, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('gunicorn')
+    process = harness.emulator_process(
+        'gunicorn', _config(sim, tmp, auth_file), tmp)
+    process.start()
+    try:
+        harness.wait_until(lambda: _alive(process), harness.READY_TIMEOUT,
+                           0.2, 'gunicorn ready')
+        yield process
+    finally:
+        process.stop()
+
+
+def _alive(process):
+    if process.proc.poll() is not None:
+        raise AssertionError(process.log())
+    try:
+        return requests.get(process.url + '/redfish/v1/',
+                            timeout=5).status_code == 200
+    except requests.RequestException:
+        return False
+
+
+@pytest.fixture(scope='module')
+def replica(sim, auth_file, tmp_path_factory):
+    tmp = tmp_path_factory.mktemp('replica')
+    with harness.InProcess(_config(sim, tmp, auth_file)) as server:
+        yield server
+
+
+def login(url, user=USER, password=PASSWORD):
+    return requests.post(url + SESSIONS, json={
+        'UserName': user, 'Password': password}, timeout=30)
+
+
+def _get(url, path, **headers):
+    # A new connection each time: gunicorn hands it to either worker.
+    return requests.get(url + path, headers=dict(
+        headers, Connection='close'), timeout=30)
+
+
+def _session_secrets(sim):
+    rt = sim.store.resource('', 'secrets')
+    return [s for s in sim.store.list(rt, 'default')[0]
+            if s['metadata'].get('labels', {}).get(sessions.LABEL)]
+
+
+def _redfish_error(response, status, message_id):
+    assert response.status_code == status, response.text
+    body = response.json()
+    assert body['error']['code'].endswith('.' + message_id), body
+    assert body['error']['@Message.ExtendedInfo'][0]['MessageId'] == \
+        body['error']['code']
+
+
+def test_login_works_on_every_worker_and_replica(sim, gunicorn, replica):
+    response = login(gunicorn.url)
+    assert response.status_code == 201, response.text
+    token = response.headers['X-Auth-Token']
+    location = response.headers['Location']
+    assert location.startswith(SESSIONS + '/')
+    assert response.json()['UserName'] == USER
+    for url in (gunicorn.url, replica.url) * 8:
+        assert _get(url, SYSTEMS, **{'X-Auth-Token': token}).status_code \
+            == 200
+    members = _get(replica.url, SESSIONS, **{'X-Auth-Token': token}).json()
+    assert {'@odata.id': location} in members['Members']
+    # Nothing of the token is stored: only its digest.
+    assert token not in json.dumps(_session_secrets(sim))
+
+    # Logout on the replica: refused at once by every gunicorn worker.
+    assert requests.delete(replica.url + location, headers={
+        'X-Auth-Token': token}, timeout=30).status_code == 204
+    for url in (gunicorn.url, replica.url) * 8:
+        _redfish_error(_get(url, SYSTEMS, **{'X-Auth-Token': token}), 401,
+                       'NoValidSession')
+    assert _get(gunicorn.url, location, Authorization=_basic()
+                ).status_code == 404
+
+
+def _basic(user=USER, password=PASSWORD):
+    return 'Basic ' + base64.b64encode(
+        ('%s:%s' % (user, password)).encode()).decode()
+
+
+def test_login_needs_no_authentication_and_checks_the_body(gunicorn):
+    assert _get(gunicorn.url, '/redfish/v1/').status_code == 200
+    service = _get(gunicorn.url, '/redfish/v1/SessionService')
+    assert service.status_code == 200
+    assert service.json()['Sessions'] == {'@odata.id': SESSIONS}
+    root = _get(gunicorn.url, '/redfish/v1/').json()
+    assert root['Links']['Sessions'] == {'@odata.id': SESSIONS}
+    _redfish_error(_get(gunicorn.url, SESSIONS), 401, 'NoValidSession')
+    _redfish_error(login(gunicorn.url, password='wrong'), 401,
+                   'NoValidSession')
+    _redfish_error(login(gunicorn.url, user='nobody'), 401, 'NoValidSession')
+    response = requests.post(gunicorn.url + SESSIONS, json={
+        'UserName': USER}, timeout=30)
+    _redfish_error(response, 400, 'PropertyMissing')
+    response = requests.post(gunicorn.url + SESSIONS, json={
+        'UserName': USER, 'Password': 5}, timeout=30)
+    _redfish_error(response, 400, 'PropertyValueTypeError')
+
+
+@pytest.mark.parametrize('header', [
+    'Basic !!!not-base64', 'Bearer x', 'Basic ' + base64.b64encode(
+        b'no-colon').decode(), 'Basic', 'Digest a=b', _basic(USER, 'wrong'),
+    _basic('nobody', 'x')])
+def test_bad_credentials_are_a_redfish_401(gunicorn, header):
+    response = _get(gunicorn.url, SYSTEMS, Authorization=header)
+    _redfish_error(response, 401, 'NoValidSession')
+    assert response.headers['WWW-Authenticate'].startswith('Basic')
+
+
+def test_basic_auth_keeps_working(gunicorn):
+    assert _get(gunicorn.url, SYSTEMS, Authorization=_basic()
+                ).status_code == 200
+
+
+def _refusal_seconds(url, header):
+    start = time.perf_counter()
+    assert _get(url, SYSTEMS, Authorization=header).status_code == 401
+    return time.perf_counter() - start
+
+
+def test_unknown_user_and_wrong_password_take_as_long(replica):
+    """Each costs one bcrypt check: the time does not tell the user.
+
+    Interleaved, so both see the same machine load; a cost-8 bcrypt
+    takes ~15 ms, a refusal without one ~1 ms.
+    """
+    unknown, wrong = _basic('nobody', 'x'), _basic(USER, 'x')
+    _refusal_seconds(replica.url, unknown)   # warm-up
+    times = {unknown: [], wrong: []}
+    for _ in range(21):
+        for header in times:
+            times[header].append(_refusal_seconds(replica.url, header))
+    ratio = statistics.median(times[unknown]) / statistics.median(
+        times[wrong])
+    assert 0.5 < ratio < 2, times
+
+
+@pytest.mark.parametrize('where', ['gunicorn', 'replica'])
+def test_no_token_or_password_in_the_log(request, caplog, where):
+    """Neither gunicorn's log nor any record logged in-process (DEBUG)."""
+    url = request.getfixturevalue(where).url
+    token = login(url).headers['X-Auth-Token']
+    _get(url, SYSTEMS, **{'X-Auth-Token': token})
+    _get(url, SYSTEMS, **{'X-Auth-Token': token + 'x'})
+    login(url, password=PASSWORD + 'x')
+    _get(url, SYSTEMS, Authorization=_basic(USER, PASSWORD + 'y'))
+    if where == 'gunicorn':
+        log = request.getfixturevalue('gunicorn').log()
+    else:
+        log = caplog.text
+        assert 'Session' in log and USER in log   # it logged the events
+    for secret in (token, token.partition('.')[2], PASSWORD,
+                   _basic(USER, PASSWORD + 'y').split()[1]):
+        assert secret not in log
+
+
+def test_session_timeout_is_an_inactivity_timeout(sim, auth_file, tmp_path):
+    config = _config(sim, tmp_path, auth_file,
+                     SUSHY_EMULATOR_KUBEVIRT_SESSION_TIMEOUT=2)
+    with harness.InProcess(config) as server:
+        service = _get(server.url, '/redfish/v1/SessionService').json()
+        assert service['SessionTimeout'] == 2
+        response = login(server.url)
+        token = response.headers['X-Auth-Token']
+        name = sessions.PREFIX + response.json()['Id']
+        # In use every 0.5 s for 4 s: it stays.
+        deadline = time.monotonic() + 4
+        while time.monotonic() < deadline:
+            assert _get(server.url, SYSTEMS, **{'X-Auth-Token': token}
+                        ).status_code == 200
+            time.sleep(0.5)
+        time.sleep(3)   # idle longer than the timeout
+        _redfish_error(_get(server.url, SYSTEMS, **{'X-Auth-Token': token}),
+                       401, 'NoValidSession')
+        assert name not in [s['metadata']['name']
+                            for s in _session_secrets(sim)]
+
+
+def _redfishtool(url, *args):
+    argv = [os.path.join(harness.BIN, 'redfishtool'), '-r',
+            url.partition('://')[2], '-S', 'Never', '-A', 'Session',
+            '-u', USER, '-p', PASSWORD, '-T', '30'] + list(args)
+    result = subprocess.run(argv, capture_output=True, text=True,
+                            timeout=120, stdin=subprocess.DEVNULL)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+def _session_names(sim):
+    return {s['metadata']['name'] for s in _session_secrets(sim)}
+
+
+def test_redfishtool_session_lists_and_resets_systems(sim, gunicorn):
+    before = _session_names(sim)
+    listed = _redfishtool(gunicorn.url, 'Systems', 'list')
+    ids = [m['@odata.id'].rpartition('/')[2] for m in requests.get(
+        gunicorn.url + SYSTEMS, headers={'Authorization': _basic()},
+        timeout=30).json()['Members']]
+    assert ids and all(i in listed for i in ids), listed
+    _redfishtool(gunicorn.url, 'Systems', '-I', ids[0], 'reset', 'On')
+    harness.wait_until(lambda: requests.get(
+        gunicorn.url + SYSTEMS + '/' + ids[0], timeout=30, headers={
+            'Authorization': _basic()}).json()['PowerState'] == 'On',
+        what='System On after redfishtool reset')
+    # redfishtool logged in each time and logged out: none is left.
+    assert _session_names(sim) == before
