@@ -239,7 +239,7 @@ def system_body(app, response):
         return
     ident = flask.request.view_args['identity']
     enabled = systems.get_boot_source_override_enabled(ident)
-    mode = systems.get_boot_mode(ident)
+    targets = systems.get_boot_targets(ident)
 
     def edit(body):
         boot = body.setdefault('Boot', {})
@@ -251,7 +251,7 @@ def system_body(app, response):
             OVERRIDE_ENABLED)
         if 'BootSourceOverrideTarget@Redfish.AllowableValues' in boot:
             boot['BootSourceOverrideTarget@Redfish.AllowableValues'] = \
-                list(boot_targets(mode))
+                list(targets)
         reset = body.get('Actions', {}).get('#ComputerSystem.Reset')
         if reset:
             reset['ResetType@Redfish.AllowableValues'] = list(

@@ -308,6 +308,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         return boot.boot_device(self._vm(identity_))
 
     @errormap.translate
+    def get_boot_targets(self, identity_):
+        """The boot targets the VM has a device for (AllowableValues)."""
+        vm = self._vm(identity_)
+        return boot.targets(vm, firmware.boot_mode(vm) == 'UEFI')
+
+    @errormap.translate
     def get_boot_source_override_enabled(self, identity_):
         """'Once' while a one-time boot is pending, else 'Continuous'."""
         return boot.override_enabled(self._vm(identity_))

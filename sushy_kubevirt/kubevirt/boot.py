@@ -73,6 +73,18 @@ def _devices(vm):
     return result
 
 
+def targets(vm, uefi):
+    """The BootSourceOverrideTarget values ``vm`` has a device for.
+
+    ``UefiHttp`` (a network boot) only in UEFI mode.
+    """
+    kinds = {d[1] for d in _devices(vm)}
+    result = [t for t in (PXE, CD, HDD) if t in kinds]
+    if uefi and PXE in kinds:
+        result.append(UEFI_HTTP)
+    return tuple(result)
+
+
 def _order(devices):
     """Device keys with a bootOrder, lowest first (ties: list order)."""
     ranked = [(d[3], i, d[0]) for i, d in enumerate(devices)

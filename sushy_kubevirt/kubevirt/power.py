@@ -336,6 +336,10 @@ def reset_plan(reset_type, vm, vmi):
         raise refusals.NotSupported(
             'ResetType %s is not supported by KubeVirt virtual machines'
             % reset_type, 'ResetType', RESET_ACTION)
+    if reset_type is None:
+        raise refusals.MissingResetType(
+            'Unknown ResetType None; allowed values: %s'
+            % ', '.join(SUPPORTED_RESET_TYPES), RESET_ACTION, 'ResetType')
     if reset_type not in SUPPORTED_RESET_TYPES:
         raise refusals.UnknownResetType(
             'Unknown ResetType %r; allowed values: %s'

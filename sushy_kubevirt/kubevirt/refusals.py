@@ -42,6 +42,15 @@ class UnknownResetType(ModelError):
     message_id = 'ActionParameterValueNotInList'
 
 
+class MissingResetType(UnknownResetType):
+    """The Reset action has no ResetType (400).
+
+    Arguments: the action, the parameter.
+    """
+
+    message_id = 'ActionParameterMissing'
+
+
 class NotSupported(ModelError):
     """A valid DMTF ResetType KubeVirt cannot perform (e.g. Nmi).
 

@@ -1,0 +1,142 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Truthful answers: AllowableValues are accepted, errors name MessageIds.
+
+Every value a System lists in ``@Redfish.AllowableValues`` is accepted in
+a state where it applies, and the values that can never work are not
+listed. Every 4xx is a Redfish error whose ``error.code`` and
+``@Message.ExtendedInfo`` carry a Base registry MessageId; a 405 names
+the allowed methods; no error body is plain text.
+"""
+
+import pytest
+import requests
+from tests.functional.emulator import harness
+
+RESET = '/Actions/ComputerSystem.Reset'
+#: Reset types that apply to a System that is On (the others to Off).
+FROM_ON = ('ForceOff', 'GracefulShutdown', 'GracefulRestart',
+           'ForceRestart', 'PushPowerButton')
+
+
+def _system(emulator, machine):
+    return requests.get(emulator.url + machine.path, timeout=30).json()
+
+
+def _power(emulator, machine, state):
+    harness.wait_until(
+        lambda: _system(emulator, machine)['PowerState'] == state,
+        what='PowerState %s' % state)
+
+
+def _redfish_error(response, status, message_id):
+    assert response.status_code == status, response.text
+    assert response.headers['Content-Type'].startswith('application/json')
+    error = response.json()['error']
+    assert error['code'] == 'Base.1.16.' + message_id, error
+    assert [m['MessageId'] for m in error['@Message.ExtendedInfo']] == [
+        error['code']]
+    return error
+
+
+def test_reset_types_listed_are_exactly_those_accepted(emulator, machines):
+    allowed = _system(emulator, machines())['Actions'][
+        '#ComputerSystem.Reset']['ResetType@Redfish.AllowableValues']
+    assert 'Nmi' not in allowed and 'PushPowerButton' in allowed
+    for reset_type in allowed:
+        machine = machines()
+        url = emulator.url + machine.path + RESET
+        if reset_type in FROM_ON:
+            assert requests.post(url, json={'ResetType': 'On'},
+                                 timeout=30).status_code == 204
+            _power(emulator, machine, 'On')
+        response = requests.post(url, json={'ResetType': reset_type},
+                                 timeout=30)
+        assert response.status_code == 204, (reset_type, response.text)
+    response = requests.post(url, json={'ResetType': 'Nmi'}, timeout=30)
+    _redfish_error(response, 400, 'ActionParameterNotSupported')
+
+
+@pytest.mark.parametrize('mode', ['UEFI', 'Legacy'])
+def test_boot_targets_listed_are_exactly_those_accepted(emulator, machine,
+                                                        mode):
+    url = emulator.url + machine.path
+    assert requests.patch(url, json={'Boot': {
+        'BootSourceOverrideMode': mode}}, timeout=30).status_code == 204
+    boot = _system(emulator, machine)['Boot']
+    targets = boot['BootSourceOverrideTarget@Redfish.AllowableValues']
+    assert ('UefiHttp' in targets) == (mode == 'UEFI')
+    for target in targets:
+        for enabled in boot['BootSourceOverrideEnabled@Redfish.'
+                            'AllowableValues']:
+            body = {'BootSourceOverrideTarget': target,
+                    'BootSourceOverrideEnabled': enabled}
+            if enabled == 'Disabled':   # cancels: the target stays
+                del body['BootSourceOverrideTarget']
+            response = requests.patch(url, json={'Boot': body}, timeout=30)
+            assert response.status_code == 204, (body, response.text)
+    if mode == 'Legacy':
+        response = requests.patch(url, json={'Boot': {
+            'BootSourceOverrideTarget': 'UefiHttp'}}, timeout=30)
+        error = _redfish_error(response, 400, 'PropertyValueNotInList')
+        assert 'UefiHttp' not in error['message'].partition(
+            'is not one of')[2], error['message']
+
+
+def test_every_4xx_names_a_base_registry_message(emulator, machine):
+    url = emulator.url + machine.path
+    chassis = requests.get(emulator.url + '/redfish/v1/Chassis',
+                           timeout=30).json()['Members'][0]['@odata.id']
+    cases = [
+        ('PATCH', url, b'{not json', 400, 'MalformedJSON'),
+        ('PATCH', url, {'Name': 'x'}, 400, 'PropertyUnknown'),
+        ('PATCH', url, {'Boot': {'BootSourceOverrideTarget': 'Floppy'}},
+         400, 'PropertyValueNotInList'),
+        ('PATCH', url, {'IndicatorLED': 'Purple'}, 400,
+         'PropertyValueNotInList'),
+        ('POST', url + RESET, {}, 400, 'ActionParameterMissing'),
+        ('POST', url + RESET, {'ResetType': 'Explode'}, 400,
+         'ActionParameterValueNotInList'),
+        ('PATCH', url + '/SecureBoot', {'SecureBootEnable': 'yes'}, 400,
+         'PropertyValueTypeError'),
+        ('GET', emulator.url + '/redfish/v1/Systems/no-such', None, 404,
+         'ResourceNotFound'),
+        ('GET', url + '/Memory/DIMM9', None, 404, 'ResourceNotFound'),
+        ('GET', emulator.url + '/redfish/v1/UpdateService', None, 404,
+         'ResourceNotFound'),
+        ('GET', emulator.url + '/redfish/v1/TaskService', None, 404,
+         'ResourceNotFound'),
+        ('DELETE', url, None, 405, 'OperationNotAllowed'),
+        ('PATCH', emulator.url + chassis, {'Foo': 1}, 400,
+         'PropertyUnknown'),
+        ('PATCH', emulator.url + chassis, {}, 400, 'PropertyMissing'),
+    ]
+    for method, target, body, status, message_id in cases:
+        kwargs = {'data': body} if isinstance(body, bytes) else {'json': body}
+        response = requests.request(method, target, timeout=30,
+                                    headers={'Content-Type':
+                                             'application/json'}, **kwargs)
+        _redfish_error(response, status, message_id)
+        if status == 405:
+            assert 'GET' in response.headers['Allow']
+        assert response.headers['OData-Version'] == '4.0'
+
+
+def test_the_service_root_links_what_is_served(emulator):
+    root = requests.get(emulator.url + '/redfish/v1/', timeout=30)
+    assert root.headers['OData-Version'] == '4.0'
+    body = root.json()
+    assert '@Redfish.Copyright' not in body
+    assert 'UpdateService' not in body and 'TaskService' not in body
+    assert body['Links']['Sessions'] == {
+        '@odata.id': '/redfish/v1/SessionService/Sessions'}
