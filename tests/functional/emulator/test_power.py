@@ -96,8 +96,10 @@ def test_graceful_shutdown_waits_force_off_does_not(sim, emulator, redfish,
         'deletionTimestamp')
     # Ironic maps PoweringOff to "off" and may power on at once: 409 with
     # the message id Ironic retries (power_on_conflict_retry_attempts).
-    message = _error(_reset(emulator, machine, 'On'), 409)
-    assert 'ActionParameterValueConflict' in message
+    response = _reset(emulator, machine, 'On')
+    _error(response, 409)
+    assert response.json()['error']['code'].endswith(
+        '.ActionParameterValueConflict')
     # ForceOff shortens the grace period of the stop in progress.
     system.reset_system(sushy.RESET_FORCE_OFF)
     _wait_state(system, OFF, timeout=15)
@@ -105,14 +107,18 @@ def test_graceful_shutdown_waits_force_off_does_not(sim, emulator, redfish,
 
 def test_nmi_and_unknown_reset_types_are_400(sim, emulator, machine):
     before = harness.vm(sim, machine.name)['metadata']['resourceVersion']
-    assert 'ActionParameterNotSupported' in _error(
-        _reset(emulator, machine, 'Nmi'), 400)
+    response = _reset(emulator, machine, 'Nmi')
+    assert 'Nmi' in _error(response, 400)
+    assert response.json()['error']['code'].endswith(
+        '.ActionParameterNotSupported')
     assert 'Unknown ResetType' in _error(
         _reset(emulator, machine, 'Explode'), 400)
     response = requests.post(
         emulator.url + machine.path + '/Actions/ComputerSystem.Reset',
         json={}, timeout=30)
     assert 'ResetType' in _error(response, 400)
+    assert response.json()['error']['code'].endswith(
+        '.ActionParameterMissing')
     assert harness.vm(sim, machine.name)['metadata'][
         'resourceVersion'] == before
 
