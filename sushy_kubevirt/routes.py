@@ -157,7 +157,9 @@ def patch_system(app, identity):
     target = boot.get('BootSourceOverrideTarget')
     enabled = boot.get('BootSourceOverrideEnabled')
     uri = boot.get('HttpBootUri')
-    if target is not None:
+    if target is not None and not (target == 'UefiHttp' and uri):
+        # UefiHttp with an HttpBootUri boots the image as a CD in either
+        # mode (as in sushy-tools); without one it is a UEFI network boot.
         mode = boot.get('BootSourceOverrideMode') or \
             systems.get_boot_mode(identity)
         _choice('Boot/BootSourceOverrideTarget', target,
