@@ -169,6 +169,10 @@ EXTENSION_POINTS = (
     _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
               ('GET',), 'SensorNumber is an integer',
               after=routes.thermal_body),
+    _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
+              ('PATCH',), 'outside the full feature set: 405 with Allow '
+              '(sushy-tools raises an error class it lacks: a 500)',
+              before=routes.patch_manager),
     _endpoint('processors_collection',
               '/redfish/v1/Systems/<identity>/Processors', ('GET',),
               '@odata.id without the trailing slash',

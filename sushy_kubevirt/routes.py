@@ -412,6 +412,15 @@ def processors_body(app, response):
     _editor(edit)(app, response)
 
 
+def patch_manager(app, identity):
+    """A Manager PATCH outside the full feature set is a 405."""
+    if plugin_driver(app) and app.feature_set != 'full':
+        raise messages.RedfishError(
+            'OperationNotAllowed', code=405, headers={'Allow': 'GET, HEAD'},
+            detail='Managers are read-only in the %r feature set'
+            % app.feature_set)
+
+
 def not_offered(app, **view_args):
     """UpdateService and TaskService: 404 for plugin drivers."""
     if plugin_driver(app):

@@ -17,12 +17,19 @@
   mockups, and the annotation is only allowed there;
 * an error body that is not a Redfish error (sushy-tools answers some
   400s with plain text, e.g. "PATCH only works for IndicatorLED element")
-  becomes one, with the Base registry MessageId its status implies.
+  or is sushy-tools' ``error.json`` (``Base.1.0.GeneralError`` whatever
+  happened) becomes one, with the Base registry MessageId its status
+  implies;
+* a 405 names the methods the URL allows (``Allow``), also when a
+  sushy-tools view refuses a method its route has (e.g. a Manager PATCH in
+  the ``minimum`` feature set).
 """
 
 import json
 
+import flask
 from sushy_tools import error
+from werkzeug import exceptions
 
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import body as body_mod
@@ -34,15 +41,23 @@ _COPYRIGHT_BYTES = COPYRIGHT.encode()
 _TEXT_LIMIT = 512
 
 
-def _is_error_body(data):
-    return isinstance(data, dict) and isinstance(data.get('error'), dict)
+#: ``error.code`` of sushy-tools' own ``error.json`` template.
+STOCK_CODE = 'Base.1.0.GeneralError'
+
+
+def _redfish_error(data):
+    return isinstance(data, dict) and isinstance(data.get('error'), dict) \
+        and data['error'].get('code') != STOCK_CODE
 
 
 def _as_redfish_error(response):
     data = body_mod.load(response)
-    if _is_error_body(data):
+    if _redfish_error(data):
         return
-    text = response.get_data().decode('utf-8', 'replace').strip()
+    if isinstance(data, dict) and isinstance(data.get('error'), dict):
+        text = str(data['error'].get('message') or '')
+    else:
+        text = response.get_data().decode('utf-8', 'replace').strip()
     exc = error.FishyError(text[:_TEXT_LIMIT] or response.status,
                            response.status_code)
     response.set_data(json.dumps(messages.body(exc, response.status_code)))
@@ -53,9 +68,23 @@ def _drop_copyright(body):
     return body.pop(COPYRIGHT, None) is not None
 
 
+def _allow(response):
+    request = flask.request
+    try:
+        methods = flask.current_app.url_map.bind('').allowed_methods(
+            request.path)
+    except exceptions.HTTPException:
+        methods = []
+    allowed = sorted(set(methods) - {request.method})
+    if allowed:
+        response.headers['Allow'] = ', '.join(allowed)
+
+
 def finish(response):
     """Edit ``response`` as the module docstring says."""
     response.headers['OData-Version'] = ODATA_VERSION
+    if response.status_code == 405 and 'Allow' not in response.headers:
+        _allow(response)
     if response.status_code >= 400:
         _as_redfish_error(response)
     elif response.mimetype == 'application/json' and \

@@ -140,3 +140,16 @@ def test_the_service_root_links_what_is_served(emulator):
     assert 'UpdateService' not in body and 'TaskService' not in body
     assert body['Links']['Sessions'] == {
         '@odata.id': '/redfish/v1/SessionService/Sessions'}
+
+
+def test_no_plain_text_or_500_in_other_feature_sets(sim, tmp_path):
+    config = harness.write_config(
+        tmp_path / 'emulator.conf',
+        sim.write_kubeconfig(str(tmp_path / 'kc')),
+        SUSHY_EMULATOR_FEATURE_SET='vmedia')
+    with harness.InProcess(config) as server:
+        manager = requests.get(server.url + '/redfish/v1/Managers',
+                               timeout=30).json()['Members'][0]['@odata.id']
+        response = requests.patch(server.url + manager, json={}, timeout=30)
+        _redfish_error(response, 405, 'OperationNotAllowed')
+        assert response.headers['Allow'] == 'GET, HEAD'
