@@ -309,9 +309,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def get_boot_targets(self, identity_):
-        """The boot targets the VM has a device for (AllowableValues)."""
+        """The boot targets the VM has (or, Cd, can get) a device for."""
         vm = self._vm(identity_)
-        return boot.targets(vm, firmware.boot_mode(vm) == 'UEFI')
+        return boot.targets(vm, firmware.boot_mode(vm) == 'UEFI',
+                            media=self._kubevirt_vmedia())
 
     @errormap.translate
     def get_boot_source_override_enabled(self, identity_):

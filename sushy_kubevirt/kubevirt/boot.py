@@ -73,12 +73,13 @@ def _devices(vm):
     return result
 
 
-def targets(vm, uefi):
+def targets(vm, uefi, media=False):
     """The BootSourceOverrideTarget values ``vm`` has a device for.
 
-    ``UefiHttp`` (a network boot) only in UEFI mode.
+    ``UefiHttp`` (a network boot) only in UEFI mode; ``Cd`` also with
+    ``media`` (InsertMedia adds the CD-ROM a Cd boot needs).
     """
-    kinds = {d[1] for d in _devices(vm)}
+    kinds = {d[1] for d in _devices(vm)} | ({CD} if media else set())
     result = [t for t in (PXE, CD, HDD) if t in kinds]
     if uefi and PXE in kinds:
         result.append(UEFI_HTTP)

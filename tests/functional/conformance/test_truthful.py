@@ -22,6 +22,7 @@ the allowed methods; no error body is plain text.
 import pytest
 import requests
 from tests.functional.emulator import harness
+from tests.functional.vmedia.conftest import images  # noqa: F401
 
 RESET = '/Actions/ComputerSystem.Reset'
 #: Reset types that apply to a System that is On (the others to Off).
@@ -68,14 +69,20 @@ def test_reset_types_listed_are_exactly_those_accepted(emulator, machines):
 
 
 @pytest.mark.parametrize('mode', ['UEFI', 'Legacy'])
-def test_boot_targets_listed_are_exactly_those_accepted(emulator, machine,
-                                                        mode):
+def test_boot_targets_listed_are_exactly_those_accepted(
+        emulator, machine, images, mode):  # noqa: F811
     url = emulator.url + machine.path
     assert requests.patch(url, json={'Boot': {
         'BootSourceOverrideMode': mode}}, timeout=30).status_code == 204
     boot = _system(emulator, machine)['Boot']
     targets = boot['BootSourceOverrideTarget@Redfish.AllowableValues']
     assert ('UefiHttp' in targets) == (mode == 'UEFI')
+    # Cd applies once a CD is inserted (Ironic inserts, then boots it).
+    assert 'Cd' in targets
+    assert requests.post(url + '/VirtualMedia/Cd/Actions/VirtualMedia.'
+                         'InsertMedia', json={'Image': images.add(
+                             'boot-%s.iso' % mode)}, timeout=30
+                         ).status_code == 204
     for target in targets:
         for enabled in boot['BootSourceOverrideEnabled@Redfish.'
                             'AllowableValues']:
