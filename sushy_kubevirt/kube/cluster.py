@@ -485,17 +485,17 @@ class Cluster:
     def get_secret(self, namespace, name):
         """GET a Secret from the API server; None when absent."""
         try:
-            return self._run().api.get(res.SECRET, namespace, name)
+            return self._run().api.get(resources.SECRET, namespace, name)
         except apierrors.NotFound:
             return None
 
     def list_secrets(self, namespace, label_selector):
         """The Secrets of ``namespace`` with those labels (one page)."""
-        return self._run().api.list(res.SECRET, namespace,
+        return self._run().api.list(resources.SECRET, namespace,
                                     label_selector=label_selector)['items']
 
     def patch_secret(self, namespace, name, ops):
-        return self._run().api.patch(res.SECRET, namespace, name, ops)
+        return self._run().api.patch(resources.SECRET, namespace, name, ops)
 
     def delete_secret(self, namespace, name):
         return self._run().api.delete(resources.SECRET, namespace, name)
