@@ -19,6 +19,7 @@ Thin: every method joins cached reads of the process-wide
 subresource. Reads cost no API call once the watch cache has synced.
 """
 
+import functools
 import threading
 
 import flask
@@ -452,10 +453,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         if not self.cluster.datavolumes:
             return None
         namespace = identity.key(vm)[0]
-        return [dv for dv in (self.cluster.get_datavolume(
-            namespace, fields.get(v, 'dataVolume', 'name'))
-            for v in fields.volumes(vm) if 'dataVolume' in v)
-            if dv is not None]
+        names = [fields.get(v, 'dataVolume', 'name')
+                 for v in fields.volumes(vm) if 'dataVolume' in v]
+        found = (_memoized(('dv', namespace, name), functools.partial(
+            self.cluster.get_datavolume, namespace, name)) for name in names)
+        return [dv for dv in found if dv is not None]
 
     @errormap.translate
     def get_simple_storage_collection(self, identity_):
