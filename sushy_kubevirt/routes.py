@@ -30,6 +30,7 @@ from sushy_tools.emulator import api_utils
 from sushy_tools import error
 from werkzeug import exceptions
 
+from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.kubevirt import boot as kubevirt_boot
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import indicator
@@ -502,6 +503,7 @@ def _login(store):
 
 
 @blueprint.route(root.SESSIONS, methods=['GET', 'POST'])
+@errormap.translate
 def session_collection():
     """GET: the live sessions; POST: log in (credentials in the body)."""
     store = _sessions()
@@ -511,6 +513,7 @@ def session_collection():
 
 
 @blueprint.route(root.SESSIONS + '/<session_id>', methods=['GET', 'DELETE'])
+@errormap.translate
 def session_resource(session_id):
     """GET: one session; DELETE: log it out, for every worker at once."""
     store = _sessions()

@@ -104,7 +104,12 @@ class Store:
         return now - session.used > self.timeout
 
     def create(self, user):
-        """A new session of ``user``: ``(Session, token)``."""
+        """A new session of ``user``: ``(Session, token)``.
+
+        Expired sessions are deleted first (without an auth file no token
+        is ever checked, so nothing else would remove them).
+        """
+        self.list()
         sid = secrets.token_hex(8)
         token = '%s.%s' % (sid, secrets.token_urlsafe(32))
         now = int(self._clock())

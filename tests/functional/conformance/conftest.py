@@ -67,8 +67,14 @@ def sim():
 
 @pytest.fixture
 def ironic(emulator):  # noqa: F811
-    """sushy as Ironic builds it: session auth falling back to Basic."""
+    """sushy as Ironic builds it: session auth falling back to Basic.
+
+    The session is closed (DELETE) when the test ends: left to sushy's
+    ``__del__``, the garbage collector could run that request inside a
+    thread of this process's simulator while it holds its store lock.
+    """
     auth = sushy.auth.SessionOrBasicAuth(username='ironic',
                                          password='ironic')
-    return sushy.Sushy(emulator.url + '/redfish/v1/', auth=auth,
-                       verify=False, server_side_retries=0)
+    with auth:
+        yield sushy.Sushy(emulator.url + '/redfish/v1/', auth=auth,
+                          verify=False, server_side_retries=0)

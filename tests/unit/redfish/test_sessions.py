@@ -114,3 +114,10 @@ def test_namespace_defaults():
     assert sessions.settings({}, ('a', 'b')) == ('a', 1800)
     assert sessions.settings({}, None) == ('default', 1800)
     assert sessions.settings({sessions.NAMESPACE_KEY: 'x'}, ('a',))[0] == 'x'
+
+
+def test_a_login_deletes_expired_sessions(store, clock):
+    old, _ = store.create('admin')
+    clock[0] += 101
+    new, _ = store.create('admin')
+    assert set(store.cluster.secrets) == {sessions.PREFIX + new.id}
