@@ -10,9 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Read and rewrite a JSON response body in place."""
+"""Read and rewrite a JSON response body in place.
+
+A rewrite also drops the mockup-only ``@Redfish.Copyright`` annotation
+(:mod:`.responses` would otherwise parse the body a second time for it).
+"""
 
 import json
+
+COPYRIGHT = '@Redfish.Copyright'
 
 
 def load(response):
@@ -30,5 +36,8 @@ def rewrite(response, edit):
     pure-Python encoder.
     """
     data = load(response)
-    if isinstance(data, dict) and edit(data):
+    if not isinstance(data, dict):
+        return
+    changed = edit(data)
+    if data.pop(COPYRIGHT, None) is not None or changed:
         response.set_data(json.dumps(data))

@@ -35,8 +35,7 @@ from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import body as body_mod
 
 ODATA_VERSION = '4.0'
-COPYRIGHT = '@Redfish.Copyright'
-_COPYRIGHT_BYTES = COPYRIGHT.encode()
+_COPYRIGHT_BYTES = body_mod.COPYRIGHT.encode()
 #: How much of a plain-text error is kept as the Redfish ``message``.
 _TEXT_LIMIT = 512
 
@@ -64,8 +63,8 @@ def _as_redfish_error(response):
     response.content_type = 'application/json'
 
 
-def _drop_copyright(body):
-    return body.pop(COPYRIGHT, None) is not None
+def _unchanged(body):
+    return False
 
 
 def _allow(response):
@@ -89,5 +88,5 @@ def finish(response):
         _as_redfish_error(response)
     elif response.mimetype == 'application/json' and \
             _COPYRIGHT_BYTES in response.get_data():
-        body_mod.rewrite(response, _drop_copyright)
+        body_mod.rewrite(response, _unchanged)   # drops the annotation
     return response
