@@ -32,7 +32,7 @@ from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kube import apierrors
-from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.kube import cluster
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
@@ -67,17 +67,17 @@ def shared_cluster(settings, datavolumes, logger):
     with _clusters_lock:
         stale = [_clusters.pop(k) for k in list(_clusters) if k != key]
         if key not in _clusters:
-            cluster = cluster_mod.Cluster(settings, datavolumes=datavolumes,
-                                          indexers=lookup.INDEXERS)
-            cluster.add_vmi_handler(bootonce.Restorer(cluster, logger))
-            _clusters[key] = cluster
-        cluster = _clusters[key]
+            made = cluster.Cluster(settings, datavolumes=datavolumes,
+                                   indexers=lookup.INDEXERS)
+            made.add_vmi_handler(bootonce.Restorer(made, logger))
+            _clusters[key] = made
+        current = _clusters[key]
     for old in stale:
         logger.info('KubeVirt settings changed: stopping the watch cache '
                     'of namespaces %s', ', '.join(
                         old.settings.namespaces or ('(all)',)))
         old.stop()
-    return cluster
+    return current
 
 
 def _snapshot():
@@ -108,8 +108,8 @@ def stop_clusters():
     with _clusters_lock:
         clusters = list(_clusters.values())
         _clusters.clear()
-    for cluster in clusters:
-        cluster.stop()
+    for each in clusters:
+        each.stop()
 
 
 def _resource_version(obj):

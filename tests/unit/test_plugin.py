@@ -135,7 +135,7 @@ def test_changed_settings_stop_the_old_cluster(monkeypatch):
         def stop(self):
             self.stopped = True
 
-    monkeypatch.setattr(kv_systems.cluster_mod, 'Cluster', Recording)
+    monkeypatch.setattr(kv_systems.cluster, 'Cluster', Recording)
     monkeypatch.setattr(kv_systems, '_clusters', {})
     log = mock.Mock()
     first = kv_systems.shared_cluster(
