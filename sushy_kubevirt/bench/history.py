@@ -75,17 +75,18 @@ def _run_figures(prefix, run, figures):
         figures['%s %s' % (prefix, key.replace('_', ' '))] = total[key]
 
 
-def _calls(mode, counted, calls):
+def _calls(mode, counted, calls, failures):
     errors = 0
     for kind, result in (counted or {}).items():
         calls['%s %s' % (mode, kind)] = result['total']
         errors += result['errors']
+        failures += result['failures']
     return errors
 
 
 def record(document):
     """The history record of a ``--quick`` run's document."""
-    figures, ratios, calls, errors = {}, {}, {}, 0
+    figures, ratios, calls, errors, failures = {}, {}, {}, 0, []
     for kind, found in document['load'].items():
         ratios['warm/fake %s per CPU s' % kind] = found['cpu']
         figures['warm/fake %s per CPU s pairs' % kind] = found['pairs_cpu']
@@ -99,15 +100,17 @@ def record(document):
         calls['warm %s (load)' % kind] = found['api_calls']
         for mode in ('warm', 'fake'):
             _run_figures('%s %s' % (kind, mode), found[mode], figures)
-            errors += found[mode]['total']['errors']
+        errors += found['errors']
+        failures += found['failures']
         live = document['live']['load'][kind]
         _run_figures('%s live' % kind, live, figures)
         errors += live['total']['errors']
+        failures += live['failures']
         figures['warm/live %s' % kind] = (
             round(found['warm']['total']['rps'] / live['total']['rps'], 1)
             if live['total']['rps'] else None)
     for mode in ('warm', 'live'):
-        errors += _calls(mode, document[mode].get('calls'), calls)
+        errors += _calls(mode, document[mode].get('calls'), calls, failures)
     for mode in ('warm', 'fake', 'live'):
         run = document[mode]
         figures['%s ready s' % mode] = run.get('ready_s')
@@ -126,10 +129,11 @@ def record(document):
             figures['%s %s p50 ms' % (prefix, name)] = total['p50_ms']
             figures['%s %s p99 ms' % (prefix, name)] = total['p99_ms']
             errors += total['errors']
+            failures += scale['workloads'][name]['failures']
     figures['load average'] = round(os.getloadavg()[0], 2)
     figures['duration s'] = document.get('duration_s')
     return dict(provenance(), figures=figures, ratios=ratios, calls=calls,
-                errors=errors, quick=document['quick'])
+                errors=errors, failures=failures[:5], quick=document['quick'])
 
 
 def load(path):
@@ -285,7 +289,7 @@ def main(argv=None):
     if args.plot:
         from sushy_kubevirt.bench import plot
         try:
-            plot.draw(records, args.plot, args.window)
+            plot.draw(records, args.plot, args.window, args.threshold)
         except ImportError as exc:
             parser.error('--plot needs matplotlib (tox -e bench installs '
                          'it): %s' % exc)

@@ -13,8 +13,10 @@
 """The trend plot of a benchmark history (matplotlib, Agg backend).
 
 One panel per ratio and per API-call count: a point per record, in order,
-and the rolling median of the last ``window`` records as a line. matplotlib
-comes with ``tox -e bench``.
+and the rolling median of the last ``window`` records as a line; on ratio
+panels a dashed line where the gate would fail a record (``threshold`` %
+below the median of the ``window`` records before it). matplotlib comes
+with ``tox -e bench``.
 """
 
 import statistics
@@ -36,15 +38,34 @@ def rolling_median(values, window):
     return result
 
 
-def _panel(axes, records, section, name, window):
+def gate_line(values, window, threshold):
+    """For each record, the ratio below which the gate fails it."""
+    result = []
+    for index in range(len(values)):
+        seen = [v for v in values[max(0, index - window):index]
+                if v is not None]
+        result.append(statistics.median(seen) * (1 - threshold / 100.0)
+                      if seen else None)
+    return result
+
+
+def _line(axes, values, style, **kwargs):
+    xs = [i for i, v in enumerate(values) if v is not None]
+    axes.plot(xs, [values[i] for i in xs], style, **kwargs)
+
+
+def _panel(axes, records, section, name, window, threshold):
     values = _series(records, section, name)
     xs = [i for i, v in enumerate(values) if v is not None]
     axes.plot(xs, [values[i] for i in xs], 'o', markersize=4,
               color='tab:blue' if section == 'ratios' else 'tab:green')
-    median = rolling_median(values, window)
-    mx = [i for i, v in enumerate(median) if v is not None]
-    axes.plot(mx, [median[i] for i in mx], '-', color='tab:orange',
-              linewidth=1.5)
+    _line(axes, rolling_median(values, window), '-', color='tab:orange',
+          linewidth=1.5)
+    if section == 'ratios':
+        _line(axes, gate_line(values, window, threshold), '--',
+              color='tab:red', linewidth=1)
+        top = max([v for v in values if v is not None] or [1])
+        axes.set_ylim(0, top * 1.2)
     axes.set_title(('ratio: ' if section == 'ratios' else 'API calls: ')
                    + name, fontsize=9)
     axes.tick_params(labelsize=7)
@@ -54,7 +75,11 @@ def _panel(axes, records, section, name, window):
         axes.set_ylim(-0.1 * max(top, 1), top * 1.15 + 0.5)
 
 
-def draw(records, output, window=5):
+def _order(name):
+    return (not name.startswith('warm'), name)
+
+
+def draw(records, output, window=5, threshold=30.0):
     """Write the trend plot of ``records`` to ``output`` (PNG)."""
     import matplotlib
     matplotlib.use('Agg')
@@ -63,7 +88,7 @@ def draw(records, output, window=5):
     panels = []
     for section in ('ratios', 'calls'):
         names = sorted({n for entry in records
-                        for n in entry.get(section, {})})
+                        for n in entry.get(section, {})}, key=_order)
         panels += [(section, name) for name in names]
     rows = max(1, -(-len(panels) // COLUMNS))
     figure, grid = pyplot.subplots(rows, COLUMNS, squeeze=False,
@@ -74,15 +99,17 @@ def draw(records, output, window=5):
         if index >= len(panels):
             axes.axis('off')
             continue
-        _panel(axes, records, panels[index][0], panels[index][1], window)
+        _panel(axes, records, panels[index][0], panels[index][1], window,
+               threshold)
         ticks = list(range(0, len(records), step))
         axes.set_xticks(ticks)
         axes.set_xticklabels([labels[i] for i in ticks], rotation=30,
                              fontsize=6)
         axes.set_xlim(-0.5, len(records) - 0.5)
-    figure.suptitle('sushy-kubevirt benchmark history: %d records, points '
-                    'per record, line: rolling median of %d'
-                    % (len(records), window), fontsize=11)
+    figure.suptitle('sushy-kubevirt benchmark history: %d records; points: '
+                    'records; line: rolling median of %d; dashed: the gate '
+                    '(%.0f %% below the median of the %d before)'
+                    % (len(records), window, threshold, window), fontsize=11)
     figure.tight_layout(rect=(0, 0, 1, 0.97))
     figure.savefig(output, dpi=72, metadata={'Software': None})
     pyplot.close(figure)

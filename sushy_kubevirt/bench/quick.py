@@ -124,7 +124,11 @@ def interleave(plan, targets, pairs, cluster=None):
             'cpu_ms': {mode: _median(r['cpu_ms'] for r in runs[mode])
                        for mode in runs},
             'api_calls': (round(warm_calls / warm_requests, 3)
-                          if warm_requests else None)}
+                          if warm_requests else None),
+            'errors': sum(r['total']['errors'] for side in runs.values()
+                          for r in side),
+            'failures': [f for side in runs.values() for r in side
+                         for f in r['failures']][:5]}
     return found
 
 

@@ -66,18 +66,28 @@ def _bench(*argv, timeout=110):
 @pytest.mark.timeout(240)
 def test_quick_appends_records_and_plots(tmp_path):
     history = tmp_path / 'history.jsonl'
-    for run in range(2):
-        done = _bench(*QUICK_FAST, '--output', str(tmp_path / 'q.json'),
-                      '--history', str(history))
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert 'record appended' in done.stdout
+    done = _bench(*QUICK_FAST, '--output', str(tmp_path / 'q.json'),
+                  '--history', str(history))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert 'record appended' in done.stdout
+    # The second run is gated against a history in which a reset cost
+    # less than it does: the gate fails it (and --history still appends).
+    cheaper = json.loads(history.read_text())
+    cheaper['calls']['warm reset'] -= 0.5
+    gate = tmp_path / 'gate.jsonl'
+    gate.write_text(json.dumps(cheaper) + '\n')
+    done = _bench(*QUICK_FAST, '--output', str(tmp_path / 'q.json'),
+                  '--history', str(history), '--gate', str(gate))
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "API calls 'warm reset'" in done.stdout
+    assert 'record appended' in done.stdout
     records = [json.loads(line) for line in history.read_text().splitlines()]
     assert len(records) == 2
     first, second = records
     for record in records:
         assert len(record['commit']) == 40
         assert record['machine']['nproc'] and record['machine']['python']
-        assert record['errors'] == 0
+        assert record['errors'] == 0, record['failures']
         assert set(record['ratios']) == {'warm/fake get per CPU s',
                                          'warm/fake poll per CPU s'}
         assert all(v > 0 for v in record['ratios'].values())
