@@ -97,6 +97,8 @@ def record(document):
             figures['%s %s runs rps' % (kind, mode)] = values
         for mode, value in found['cpu_ms'].items():
             figures['%s %s CPU ms/request' % (kind, mode)] = value
+            figures['%s %s runs CPU ms/request' % (kind, mode)] = (
+                found['runs_cpu_ms'][mode])
         calls['warm %s (load)' % kind] = found['api_calls']
         for mode in ('warm', 'fake'):
             _run_figures('%s %s' % (kind, mode), found[mode], figures)
