@@ -93,6 +93,9 @@ def parse_args(argv=None):
     add('--large', action='store_true',
         help='the scale mode only, at 1,000, 10,000 and 100,000 VMs (1,000 '
         'per namespace); heavy: about 5 minutes and 4 GB')
+    add('--all-namespaces', action='store_true',
+        help='the emulator serves every namespace (cluster-wide informers) '
+        'instead of listing the cluster\'s')
     add('--full', action='store_true',
         help='also scale to 100, 1,000 and 10,000 VMs and profile')
     add('--profile', action='store_true',
@@ -136,7 +139,8 @@ def _plan(args, workdir, image_url):
         rounds=args.rounds, seconds=args.seconds, parallel=args.parallel,
         keepalive=args.keepalive, calls_requests=args.calls,
         lag_samples=args.lag_samples, warm_deadline_s=args.warm_deadline,
-        workloads=args.workloads, image_url=image_url)
+        workloads=args.workloads, image_url=image_url,
+        all_namespaces=args.all_namespaces)
 
 
 def _print(title, text):

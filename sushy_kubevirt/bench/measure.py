@@ -52,6 +52,9 @@ class Plan:
     #: status update or a cache a watch event behind cannot add a retry or
     #: a confirming read: the counts are then exact.
     settle_s: typing.Optional[float] = None
+    #: Serve every namespace (one cluster-wide informer per resource)
+    #: instead of listing the cluster's namespaces in the emulator config.
+    all_namespaces: bool = False
 
 
 def split(counts):
@@ -207,7 +210,8 @@ def start(plan, server, mode, cluster=None):
         os.path.join(plan.workdir, name + '.conf'), port, driver,
         systems=plan.vms,
         kubeconfig=cluster and cluster.kubeconfig,
-        namespaces=cluster and cluster.namespace_names,
+        namespaces=(cluster and not plan.all_namespaces
+                    and cluster.namespace_names),
         vmedia=bool(plan.image_url))
     wrapper = profile.wrapper(plan.profile) if plan.profile else ()
     started = time.monotonic()
