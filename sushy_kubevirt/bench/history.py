@@ -56,9 +56,14 @@ def _git(*argv):
     return done.stdout.strip() if done.returncode == 0 else None
 
 
+#: Changes here do not make a record ``dirty``: the history and its plot.
+_NOT_CODE = ('benchmarks', 'doc/source/_static')
+
+
 def provenance():
     """``commit``, ``dirty``, ``date`` and ``machine`` of a new record."""
-    status = _git('status', '--porcelain', '--untracked-files=no')
+    status = _git('status', '--porcelain', '--untracked-files=no', '--',
+                  ':(top)', *(':(top,exclude)' + p for p in _NOT_CODE))
     machine = report.machine()
     return {
         'commit': _git('rev-parse', 'HEAD'),
