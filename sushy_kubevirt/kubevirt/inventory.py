@@ -18,9 +18,9 @@ available while the VM is off. Instance types and preferences
 memory from one reports the template's own values.
 """
 
-import decimal
 import math
-import re
+
+from kubernetes import utils
 
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import refusals
@@ -28,36 +28,30 @@ from sushy_kubevirt.kubevirt import refusals
 InvalidQuantity = refusals.InvalidQuantity
 
 GIB = 1024 ** 3
-_SUFFIXES = {
-    '': 1, 'n': decimal.Decimal('1e-9'), 'u': decimal.Decimal('1e-6'),
-    'm': decimal.Decimal('1e-3'), 'k': 10 ** 3, 'K': 10 ** 3,
-    'M': 10 ** 6, 'G': 10 ** 9, 'T': 10 ** 12, 'P': 10 ** 15,
-    'E': 10 ** 18, 'Ki': 2 ** 10, 'Mi': 2 ** 20, 'Gi': 2 ** 30,
-    'Ti': 2 ** 40, 'Pi': 2 ** 50, 'Ei': 2 ** 60,
-}
-_QUANTITY = re.compile(
-    r'^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))'
-    r'(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkKMGTPE])?)$')
 DEFAULT_BUS = {'disk': 'virtio', 'cdrom': 'sata', 'lun': 'scsi'}
 
 
 def _decimal(quantity):
-    match = _QUANTITY.match(str(quantity).strip())
-    if not match:
-        raise refusals.InvalidQuantity('Invalid quantity %r' % (quantity,))
-    number, exponent, suffix = match.groups()
-    return decimal.Decimal(number + (exponent or '')) * _SUFFIXES[
-        suffix or '']
+    text = str(quantity).strip()
+    try:
+        if not text or any(c.isspace() for c in text):
+            raise ValueError(text)
+        return utils.parse_quantity(text)
+    except (ValueError, TypeError, ArithmeticError):
+        raise refusals.InvalidQuantity(
+            'Invalid quantity %r' % (quantity,)) from None
 
 
 def parse_quantity(quantity):
     """Kubernetes quantity -> int, rounded up (e.g. '1Gi' -> 1073741824).
 
-    Accepts binary (Ki..Ei), decimal (k/K, M..E, m, u, n) suffixes,
-    exponents ('1e9'), fractions ('1.5Gi') and plain numbers (ints too).
-    Raises InvalidQuantity.
+    ``kubernetes.utils.parse_quantity`` (exact decimals: '1.1Gi' is
+    1181116007 after rounding up; '1e9', '1Ei', 'm' fractions and plain
+    numbers accepted). Raises InvalidQuantity.
     """
-    if isinstance(quantity, int) and not isinstance(quantity, bool):
+    if isinstance(quantity, bool):
+        raise refusals.InvalidQuantity('Invalid quantity %r' % (quantity,))
+    if isinstance(quantity, int):
         return quantity
     return int(math.ceil(_decimal(quantity)))
 

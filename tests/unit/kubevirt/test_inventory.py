@@ -25,6 +25,7 @@ GI = 1024 ** 3
     ('1T', 10 ** 12), ('1.5Gi', 3 * 2 ** 29), ('0.5Gi', 2 ** 29),
     ('1e3', 1000), ('1E9', 10 ** 9), ('500m', 1), ('1500m', 2),
     (' 2Gi ', 2 * GI), ('.5Ki', 512), ('1234567', 1234567),
+    ('1.1Gi', 1181116007), ('1e9', 10 ** 9),
 ])
 def test_parse_quantity(quantity, expected):
     assert inventory.parse_quantity(quantity) == expected
