@@ -49,6 +49,7 @@ from stevedore import exception as stevedore_exception
 from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
+from sushy_kubevirt.redfish import storage
 from sushy_kubevirt import routes
 
 SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
@@ -148,6 +149,24 @@ EXTENSION_POINTS = (
               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>',
               ('GET',), "the vmedia driver's get_device_status() (import "
               'Status, Oem)', after=routes.virtual_media_body),
+    _endpoint('storage_collection', '/redfish/v1/Systems/<identity>/Storage',
+              ('GET',), "served from the VM's disks (one Storage per bus)",
+              before=storage.serve_collection),
+    _endpoint('storage',
+              '/redfish/v1/Systems/<identity>/Storage/<storage_id>',
+              ('GET',), 'one bus: its controller, drives and volumes',
+              before=storage.serve_storage),
+    _endpoint('drive_resource', '/redfish/v1/Systems/<identity>/Storage'
+              '/<stg_id>/Drives/<drv_id>', ('GET',),
+              'a disk (CD-ROMs are optical drives)',
+              before=storage.serve_drive),
+    _endpoint('volumes_collection', '/redfish/v1/Systems/<identity>'
+              '/Storage/<storage_id>/Volumes', ('GET', 'POST'),
+              'the non-optical disks of a bus; POST is a 405',
+              before=storage.serve_volumes),
+    _endpoint('volume', '/redfish/v1/Systems/<identity>/Storage/<stg_id>'
+              '/Volumes/<vol_id>', ('GET',), 'a disk as a raw volume',
+              before=storage.serve_volume),
 )
 
 

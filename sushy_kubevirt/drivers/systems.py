@@ -36,6 +36,7 @@ from sushy_kubevirt.kube import cluster
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import identity
@@ -410,9 +411,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         vm = self._vm(identity_)
         return inventory.nics(vm, self._vmi(vm))
 
-    @errormap.translate
-    def get_simple_storage_collection(self, identity_):
-        vm = self._vm(identity_)
+    def _disks(self, vm):
         datavolumes = None
         if self.cluster.datavolumes:
             # Cached (0 API calls) only when DataVolumes are watched.
@@ -422,4 +421,13 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                     namespace, fields.get(v, 'dataVolume', 'name'))
                     for v in fields.volumes(vm) if 'dataVolume' in v)
                 if dv is not None]
-        return inventory.simple_storage(vm, datavolumes)
+        return disks.disks(vm, datavolumes, self._vmi(vm))
+
+    @errormap.translate
+    def get_disks(self, identity_):
+        """The VM's disks (:class:`~sushy_kubevirt.kubevirt.disks.Disk`)."""
+        return self._disks(self._vm(identity_))
+
+    @errormap.translate
+    def get_simple_storage_collection(self, identity_):
+        return inventory.simple_storage(self._disks(self._vm(identity_)))

@@ -140,7 +140,8 @@ def _claim_size(obj):
             or fields.get(spec, 'resources', 'requests', 'storage'))
 
 
-def _claims(vm, datavolumes):
+def claims(vm, datavolumes):
+    """``{claim name: size}`` from DataVolume/PVC dicts and templates."""
     sizes = {}
     for template in fields.get(vm, 'spec', 'dataVolumeTemplates',
                                default=[]):
@@ -153,35 +154,20 @@ def _claims(vm, datavolumes):
     return sizes
 
 
-def _claim_name(volume):
-    return (fields.get(volume, 'dataVolume', 'name')
-            or fields.get(volume, 'persistentVolumeClaim', 'claimName'))
-
-
-def simple_storage(vm, datavolumes=None):
+def simple_storage(disk_list):
     """sushy-tools SimpleStorage dict, one controller per bus.
 
     ``{bus: {'Id': bus, 'Name': bus, 'DeviceList': [{'Name': disk,
-    'CapacityBytes': int}]}}``. Only ``disk`` and ``lun`` devices backed
-    by a DataVolume or PVC of known size are listed (optical media belong
-    to VirtualMedia; containerDisk and cloud-init volumes have no size).
-    Sizes come from ``datavolumes`` (DataVolume or PersistentVolumeClaim
-    dicts; a PVC's ``status.capacity`` wins) over the VM's
-    ``dataVolumeTemplates`` (``spec.storage`` or ``spec.pvc`` requests).
+    'CapacityBytes': int}]}}`` from :func:`sushy_kubevirt.kubevirt.disks.
+    disks`: the non-optical disks of known size (the stock template cannot
+    render an unknown size; the Storage resource lists every disk).
     """
-    sizes = _claims(vm, datavolumes)
-    claims = {v.get('name'): _claim_name(v) for v in fields.volumes(vm)}
     storage = {}
-    for disk in fields.disks(vm):
-        kind = 'lun' if 'lun' in disk else 'disk'
-        if 'cdrom' in disk:
+    for disk in disk_list:
+        if disk.kind == 'cdrom' or disk.capacity is None:
             continue
-        size = sizes.get(claims.get(disk.get('name')))
-        if not size:
-            continue
-        bus = fields.get(disk, kind, 'bus', default=DEFAULT_BUS[kind])
         controller = storage.setdefault(
-            bus, {'Id': bus, 'Name': bus, 'DeviceList': []})
+            disk.bus, {'Id': disk.bus, 'Name': disk.bus, 'DeviceList': []})
         controller['DeviceList'].append(
-            {'Name': disk.get('name'), 'CapacityBytes': parse_quantity(size)})
+            {'Name': disk.name, 'CapacityBytes': disk.capacity})
     return storage
