@@ -49,6 +49,7 @@ from stevedore import exception as stevedore_exception
 from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
+from sushy_kubevirt.redfish import bios
 from sushy_kubevirt.redfish import storage
 from sushy_kubevirt import routes
 
@@ -167,6 +168,23 @@ EXTENSION_POINTS = (
     _endpoint('volume', '/redfish/v1/Systems/<identity>/Storage/<stg_id>'
               '/Volumes/<vol_id>', ('GET',), 'a disk as a raw volume',
               before=storage.serve_volume),
+    _endpoint('bios', '/redfish/v1/Systems/<identity>/BIOS', ('GET',),
+              'a 308 to the schema URI .../Bios (our blueprint)',
+              before=bios.redirect),
+    _endpoint('bios_settings', '/redfish/v1/Systems/<identity>/BIOS'
+              '/Settings', ('GET', 'PATCH'), 'a 308 to .../Bios/Settings',
+              before=bios.redirect),
+    _endpoint('system_reset_bios', '/redfish/v1/Systems/<identity>/BIOS'
+              '/Actions/Bios.ResetBios', ('POST',),
+              'a 308 to .../Bios/Actions/Bios.ResetBios',
+              before=bios.redirect),
+    _endpoint('bios_attribute_registry_file',
+              '/redfish/v1/Registries/BiosAttributeRegistry.v1_0_0',
+              ('GET',), 'the file of the BIOS AttributeRegistry we serve',
+              before=bios.serve_registry_file),
+    _endpoint('bios_registry', '/redfish/v1/Systems/Bios/BiosRegistry',
+              ('GET',), 'our AttributeRegistry: types, allowed values, '
+              'read-only flags', before=bios.serve_registry),
 )
 
 

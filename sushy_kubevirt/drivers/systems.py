@@ -26,6 +26,7 @@ from sushy_tools.emulator.resources.systems import base
 from sushy_tools import error
 
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import biosapply
 from sushy_kubevirt.drivers import bootonce
 from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import indicators
@@ -71,6 +72,7 @@ def shared_cluster(settings, datavolumes, logger):
             made = cluster.Cluster(settings, datavolumes=datavolumes,
                                    indexers=lookup.INDEXERS)
             made.add_vmi_handler(bootonce.Restorer(made, logger))
+            made.add_vmi_handler(biosapply.Applier(made, logger))
             _clusters[key] = made
         current = _clusters[key]
     for old in stale:
@@ -235,6 +237,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         namespace, name = identity.key(vm)
         vm, calls = self._reset_plan(state, vm)
         vmedia.check_power_on(self.cluster, vm, calls)
+        if any(power.starts(call) for call in calls) and bios.pending(
+                vm, self._vmi(vm)):
+            # Pending BIOS settings apply at this boot (1 PATCH).
+            guarded.guarded_patch(self.cluster, namespace, name,
+                                  bios.boot_ops, retries=PATCH_ATTEMPTS)
         for call in calls:
             try:
                 self._perform(namespace, name, call)
@@ -376,17 +383,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def get_bios(self, identity_):
-        return bios.bios(self._vm(identity_))
+        vm = self._vm(identity_)
+        return bios.bios(vm, self._vmi(vm))
+
+    @errormap.translate
+    def get_bios_settings(self, identity_):
+        """The BIOS Settings object: current plus pending attributes."""
+        vm = self._vm(identity_)
+        return bios.settings(vm, self._vmi(vm))
 
     @errormap.translate
     def set_bios(self, identity_, attributes):
-        if not isinstance(attributes, dict) or not attributes:
-            raise error.BadRequest('Attributes must be a non-empty object')
-        self._patch(identity_, lambda vm: bios.set_bios_ops(vm, attributes))
+        """Store ``attributes`` as pending; they apply at the next boot."""
+        vmi = self._vmi(self._vm(identity_))
+        self._patch(identity_, lambda vm: bios.set_bios_ops(
+            vm, attributes, vmi))
 
     @errormap.translate
     def reset_bios(self, identity_):
-        self._patch(identity_, bios.reset_bios_ops)
+        vmi = self._vmi(self._vm(identity_))
+        self._patch(identity_, lambda vm: bios.reset_bios_ops(vm, vmi))
 
     @errormap.translate
     def get_versions(self, identity_):

@@ -38,6 +38,7 @@ BIN = os.path.dirname(sys.executable)
 STAGES = {'Scheduling': 0.2, 'Scheduled': 0.2, 'Running': 0.3}
 ISO_NAME = 'tiny.iso'
 READY_TIMEOUT = 120.0
+WORKERS = 2
 #: Ironic's defaults that the lifecycle must hold with, spelled out.
 POWER_SYNC_INTERVAL = 60
 
@@ -218,7 +219,18 @@ class Stack:
         self.emulator.start()
         self.ironic.start()
         self.emulator.wait_ready()
+        self._warm_up()
         self.ironic.wait_ready()
+
+    def _warm_up(self):
+        """Let both gunicorn workers sync their watch caches."""
+        def synced():
+            for _ in range(4):
+                requests.get(self.emulator.url + '/redfish/v1/Systems',
+                             timeout=10)
+            return self.sim.request_log.count(
+                verb='list', resource='virtualmachines') >= WORKERS
+        harness.wait_until(synced, 30, 0.2, 'both workers synced')
 
 
 class _Path(str):

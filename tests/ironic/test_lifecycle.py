@@ -194,11 +194,11 @@ def _lifecycle(lab, api, run):
         assert system, found
         name = system[0]['name']
         path = '/nodes/%s/management/indicators/%s' % (node.ident, name)
-        api.put(path, {'state': 'BLINKING'})
-        assert api.get(path)['state'] == 'BLINKING'
+        api.put(path, {'state': 'blinking'})
+        assert api.get(path)['state'] == 'blinking'
         assert node.get()['IndicatorLED'] == 'Blinking'
-        api.put(path, {'state': 'OFF'})
-        assert api.get(path)['state'] == 'OFF'
+        api.put(path, {'state': 'off'})
+        assert api.get(path)['state'] == 'off'
     run.step('indicators', indicators)
 
     def deploy(node):
@@ -212,6 +212,11 @@ def _lifecycle(lab, api, run):
     run.step('deploy', deploy)
 
     def rebuild(node):
+        # Ironic 37-39 fail a rebuild with "cannot access local variable
+        # 'auto_lessee'" unless the image type is inferred anew, which an
+        # image_source does (conductor/deployments.py, do_node_deploy).
+        api.set_node(node.ident, **{'instance_info/image_source':
+                                    lab.iso_url})
         api.provision(node.ident, 'rebuild')
         api.wait(node.ident, 'active', what='rebuild')
         _check_active(lab, node)
