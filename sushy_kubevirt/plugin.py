@@ -50,6 +50,7 @@ from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
 from sushy_kubevirt.redfish import bios
+from sushy_kubevirt.redfish import links
 from sushy_kubevirt.redfish import storage
 from sushy_kubevirt import routes
 
@@ -103,6 +104,14 @@ def _endpoint(name, rule, methods, adds, before=None, after=None):
     return Point(name, adds, rule, methods, before, after)
 
 
+def _then(*handlers):
+    """One ``after`` handler running ``handlers`` in order."""
+    def after(app, response):
+        for handler in handlers:
+            handler(app, response)
+    return after
+
+
 #: Every point of sushy-tools the plugin relies on.
 EXTENSION_POINTS = (
     _member('systems', 'the systems driver named by %s, loaded from '
@@ -135,8 +144,9 @@ EXTENSION_POINTS = (
               ('PATCH',), 'the body is checked: one boolean '
               'SecureBootEnable', before=routes.check_secure_boot_patch),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
-              ('GET',), "ServiceEntryPointUUID is the service root's UUID",
-              after=routes.manager_body),
+              ('GET',), "ServiceEntryPointUUID is the service root's UUID; "
+              'ManagerForChassis names the Chassis holding its System',
+              after=_then(routes.manager_body, links.manager_body)),
     _endpoint('processor',
               '/redfish/v1/Systems/<identity>/Processors/<processor_id>',
               ('GET',), 'TotalCores and TotalThreads are integers',
@@ -168,6 +178,12 @@ EXTENSION_POINTS = (
     _endpoint('volume', '/redfish/v1/Systems/<identity>/Storage/<stg_id>'
               '/Volumes/<vol_id>', ('GET',), 'a disk as a raw volume',
               before=storage.serve_volume),
+    _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>',
+              ('GET',), 'ManagedBy: every Manager in the Chassis',
+              after=links.chassis_body),
+    _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
+              ('GET',), "RelatedItem: the System's first processor",
+              after=links.thermal_body),
     _endpoint('bios', '/redfish/v1/Systems/<identity>/BIOS', ('GET',),
               'a 308 to the schema URI .../Bios (our blueprint)',
               before=bios.redirect),
