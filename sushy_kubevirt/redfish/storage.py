@@ -16,10 +16,10 @@ One Storage subsystem per disk bus (virtio, sata, scsi, usb), with the
 same ids as SimpleStorage, each holding one StorageController. Every disk
 is a Drive; every non-optical disk of known size is also a Volume (a raw
 device) of that size (sushy, and so Ironic's inspection, cannot sort a
-Volume without CapacityBytes). A CD-ROM is a Drive without MediaType
-(Drive.MediaType knows only HDD, SSD and SMR) whose Description says it
-is optical. A disk of
-unknown size has ``CapacityBytes: null`` and says why in Description.
+Volume without CapacityBytes). ``MediaType`` is null: the medium behind a
+PVC is unknown, and Drive.MediaType knows only HDD, SSD and SMR; a CD-ROM's
+Description says it is optical. A disk of unknown size has
+``CapacityBytes: null`` and says why in Description.
 
 The ``before`` handlers of :data:`sushy_kubevirt.plugin.EXTENSION_POINTS`
 serve these for a systems driver with ``get_disks``; other drivers keep
@@ -102,6 +102,9 @@ def drive(identity, bus, disk):
         'Id': disk.name,
         'Name': disk.name,
         'CapacityBytes': disk.capacity,
+        # Unknown: a PVC's medium is not visible to the VM (and the
+        # schema has no optical value); null says so.
+        'MediaType': None,
         'Protocol': _protocol(bus),
         'Status': _status(),
         'Links': {'Volumes': []},
@@ -133,8 +136,15 @@ def volume_collection(identity, bus, on_bus):
         '@odata.type': '#VolumeCollection.VolumeCollection',
         '@odata.id': path,
         'Name': '%s volumes' % bus,
+        'Description': "The VM's disks of known size; none can be created "
+                       'or deleted here',
         'Members@odata.count': len(members),
         'Members': members,
+        # Required by Ironic's interop profile; no apply time is offered,
+        # because a POST here is a 405.
+        '@Redfish.OperationApplyTimeSupport': {
+            '@odata.type': '#Settings.v1_3_5.OperationApplyTimeSupport',
+            'SupportedValues': []},
     }
 
 

@@ -69,7 +69,11 @@ def test_storage_tree(sim, emulator, machine, redfish):
     assert tools['CapacityBytes'] is None
     assert 'containerDisk' in tools['Description']
     cd = _get(emulator, base + '/sata/Drives/cd')
-    assert 'MediaType' not in cd and cd['Protocol'] == 'SATA'
+    assert cd['MediaType'] is None and cd['Protocol'] == 'SATA'
+    assert root['MediaType'] is None, 'unknown medium'
+    volumes = _get(emulator, base + '/virtio/Volumes')
+    assert volumes['@Redfish.OperationApplyTimeSupport'][
+        'SupportedValues'] == [], 'nothing can be created'
     assert 'Optical' in cd['Description'] and cd['Links']['Volumes'] == []
     assert _get(emulator, base + '/sata/Volumes')['Members'] == []
     volume = _get(emulator, base + '/virtio/Volumes/scratch')
