@@ -26,6 +26,7 @@ Run by ``tox -e ironic`` (not collected by the default test run).
 import collections
 import concurrent.futures
 import os
+import re
 import time
 
 import pytest
@@ -134,6 +135,9 @@ def test_lifecycle(lab, capsys):
         with capsys.disabled():
             print(run.table())
     log = lab.ironic.log_text()
+    syncs = len(re.findall(
+        r'Completed power state sync operation, evaluated [1-9]', log))
+    assert syncs >= 2, 'only %d power syncs of the nodes ran' % syncs
     assert 'does not match expected state' not in log, (
         'the power sync fought a change in progress')
 
