@@ -137,7 +137,7 @@ def test_lifecycle(lab, capsys):
     log = lab.ironic.log_text()
     syncs = len(re.findall(
         r'Completed power state sync operation, evaluated [1-9]', log))
-    assert syncs >= 2, 'only %d power syncs of the nodes ran' % syncs
+    assert syncs >= 1, 'no power sync of the nodes ran'
     assert 'does not match expected state' not in log, (
         'the power sync fought a change in progress')
 
