@@ -50,6 +50,9 @@ from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
 from sushy_kubevirt.redfish import auth
+from sushy_kubevirt.redfish import bios
+from sushy_kubevirt.redfish import links
+from sushy_kubevirt.redfish import storage
 from sushy_kubevirt import routes
 
 SYSTEMS_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
@@ -104,6 +107,14 @@ def _endpoint(name, rule, methods, adds, before=None, after=None):
     return Point(name, adds, rule, methods, before, after)
 
 
+def _then(*handlers):
+    """One ``after`` handler running ``handlers`` in order."""
+    def after(app, response):
+        for handler in handlers:
+            handler(app, response)
+    return after
+
+
 def _every(adds, before=None, after=None):
     """Hooks for every request (any method, any status).
 
@@ -149,8 +160,9 @@ EXTENSION_POINTS = (
               ('PATCH',), 'the body is checked: one boolean '
               'SecureBootEnable', before=routes.check_secure_boot_patch),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
-              ('GET',), "ServiceEntryPointUUID is the service root's UUID",
-              after=routes.manager_body),
+              ('GET',), "ServiceEntryPointUUID is the service root's UUID; "
+              'ManagerForChassis names the Chassis holding its System',
+              after=_then(routes.manager_body, links.manager_body)),
     _endpoint('processor',
               '/redfish/v1/Systems/<identity>/Processors/<processor_id>',
               ('GET',), 'TotalCores and TotalThreads are integers',
@@ -162,13 +174,6 @@ EXTENSION_POINTS = (
     _endpoint('root_resource', '/redfish/v1/', ('GET',),
               'Links.Sessions and the SessionService; no UpdateService',
               after=routes.root_body),
-    _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>',
-              ('GET', 'PATCH'), 'GET: no UUID (Chassis.v1_5_0 has none); '
-              'PATCH: IndicatorLED checked, Redfish errors',
-              before=routes.patch_chassis, after=routes.chassis_body),
-    _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
-              ('GET',), 'SensorNumber is an integer',
-              after=routes.thermal_body),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
               ('PATCH',), 'outside the full feature set: 405 with Allow '
               '(sushy-tools raises an error class it lacks: a 500)',
@@ -201,6 +206,51 @@ EXTENSION_POINTS = (
               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>',
               ('GET',), "the vmedia driver's get_device_status() (import "
               'Status, Oem)', after=routes.virtual_media_body),
+    _endpoint('storage_collection', '/redfish/v1/Systems/<identity>/Storage',
+              ('GET',), "served from the VM's disks (one Storage per bus)",
+              before=storage.serve_collection),
+    _endpoint('storage',
+              '/redfish/v1/Systems/<identity>/Storage/<storage_id>',
+              ('GET',), 'one bus: its controller, drives and volumes',
+              before=storage.serve_storage),
+    _endpoint('drive_resource', '/redfish/v1/Systems/<identity>/Storage'
+              '/<stg_id>/Drives/<drv_id>', ('GET',),
+              'a disk (CD-ROMs are optical drives)',
+              before=storage.serve_drive),
+    _endpoint('volumes_collection', '/redfish/v1/Systems/<identity>'
+              '/Storage/<storage_id>/Volumes', ('GET', 'POST'),
+              'the non-optical disks of a bus; POST is a 405',
+              before=storage.serve_volumes),
+    _endpoint('volume', '/redfish/v1/Systems/<identity>/Storage/<stg_id>'
+              '/Volumes/<vol_id>', ('GET',), 'a disk as a raw volume',
+              before=storage.serve_volume),
+    _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>',
+              ('GET', 'PATCH'), 'GET: ManagedBy: every Manager in the '
+              'Chassis; no UUID (Chassis.v1_5_0 has none); PATCH: '
+              'IndicatorLED checked, Redfish errors',
+              before=routes.patch_chassis,
+              after=_then(links.chassis_body, routes.chassis_body)),
+    _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
+              ('GET',), "RelatedItem: the System's first processor; "
+              'SensorNumber is an integer',
+              after=_then(links.thermal_body, routes.thermal_body)),
+    _endpoint('bios', '/redfish/v1/Systems/<identity>/BIOS', ('GET',),
+              'a 308 to the schema URI .../Bios (our blueprint)',
+              before=bios.redirect),
+    _endpoint('bios_settings', '/redfish/v1/Systems/<identity>/BIOS'
+              '/Settings', ('GET', 'PATCH'), 'a 308 to .../Bios/Settings',
+              before=bios.redirect),
+    _endpoint('system_reset_bios', '/redfish/v1/Systems/<identity>/BIOS'
+              '/Actions/Bios.ResetBios', ('POST',),
+              'a 308 to .../Bios/Actions/Bios.ResetBios',
+              before=bios.redirect),
+    _endpoint('bios_attribute_registry_file',
+              '/redfish/v1/Registries/BiosAttributeRegistry.v1_0_0',
+              ('GET',), 'the file of the BIOS AttributeRegistry we serve',
+              before=bios.serve_registry_file),
+    _endpoint('bios_registry', '/redfish/v1/Systems/Bios/BiosRegistry',
+              ('GET',), 'our AttributeRegistry: types, allowed values, '
+              'read-only flags', before=bios.serve_registry),
 )
 
 

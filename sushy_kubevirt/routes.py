@@ -255,6 +255,10 @@ def system_body(app, response):
         if reset:
             reset['ResetType@Redfish.AllowableValues'] = list(
                 power.SUPPORTED_RESET_TYPES)
+        link = body.get('Bios', {}).get('@odata.id', '')
+        if link.endswith('/BIOS') and hasattr(systems, 'get_bios_settings'):
+            # The URI the schema allows (sushy_kubevirt.redfish.bios).
+            body['Bios']['@odata.id'] = link[:-len('BIOS')] + 'Bios'
         for status in (body.get('Status'),
                        body.get('ProcessorSummary', {}).get('Status'),
                        body.get('MemorySummary', {}).get('Status')):

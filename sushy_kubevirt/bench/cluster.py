@@ -14,9 +14,9 @@
 
 ``python -m sushy_kubevirt.bench.cluster --vms N ...`` runs
 :class:`sushy_kubevirt.simulator.Simulator` and answers JSON-line commands
-on stdin (``counts``, ``informer_lists``, ``hold_sync``, ``release_sync``,
-``stop``) so the harness can read the simulator's request log from another
-process.
+on stdin (``counts``, ``informer_lists``, ``settle``, ``hold_sync``,
+``release_sync``, ``stop``) so the harness can read the simulator's request
+log from another process.
 :class:`Cluster` is the harness's side.
 """
 
@@ -56,6 +56,26 @@ def _informer_lists(sim, since):
                             default=None)}
 
 
+def _settle(sim, quiet_s, deadline_s):
+    """Wait until no object has changed for ``quiet_s`` seconds.
+
+    The controllers' stage transitions are then over and every watch has
+    had ``quiet_s`` to deliver the last event: the caches of the emulator
+    hold what the store holds. Returns the seconds waited, or None at the
+    deadline.
+    """
+    started = time.monotonic()
+    rv, since = sim.store.resource_version, started
+    while time.monotonic() - started < deadline_s:
+        time.sleep(0.02)
+        now, current = time.monotonic(), sim.store.resource_version
+        if current != rv:
+            rv, since = current, now
+        elif now - since >= quiet_s:
+            return round(now - started, 3)
+    return None
+
+
 def _serve(sim, out):
     held, seen = None, sim.request_log.counters()
     for line in sys.stdin:
@@ -67,6 +87,9 @@ def _serve(sim, out):
             reply['counts'], seen = _delta(now, seen), now
         elif name == 'informer_lists':
             reply = _informer_lists(sim, command['since'])
+        elif name == 'settle':
+            reply['waited_s'] = _settle(sim, command['quiet_s'],
+                                        command['deadline_s'])
         elif name == 'hold_sync' and held is None:
             held = sim.faults.latency(_HOLD_S, times=None, **_INFORMER_LIST)
         elif name == 'release_sync' and held is not None:
@@ -84,6 +107,7 @@ def main(argv=None):
     parser.add_argument('--namespaces', type=int, default=1)
     parser.add_argument('--latency-ms', type=float, default=0)
     parser.add_argument('--max-qps', type=float, default=None)
+    parser.add_argument('--time-scale', type=float, default=1.0)
     parser.add_argument('--kubeconfig', required=True)
     args = parser.parse_args(argv)
     # Replies go to the real stdout; anything printed by the simulator
@@ -94,7 +118,8 @@ def main(argv=None):
 
     started = time.monotonic()
     sim = Simulator(vms=args.vms, namespaces=args.namespaces,
-                    latency_ms=args.latency_ms, max_qps=args.max_qps)
+                    latency_ms=args.latency_ms, max_qps=args.max_qps,
+                    time_scale=args.time_scale)
     sim.start()
     try:
         sim.write_kubeconfig(args.kubeconfig)
@@ -110,7 +135,7 @@ class Cluster:
     """The harness's handle on one simulator process."""
 
     def __init__(self, workdir, vms, namespaces, latency_ms=0, max_qps=None,
-                 deadline_s=300.0):
+                 time_scale=1.0, deadline_s=300.0):
         self.vms, self.namespaces = vms, namespaces
         self.latency_ms, self.max_qps = latency_ms, max_qps
         self.kubeconfig = os.path.join(
@@ -119,6 +144,7 @@ class Cluster:
         argv = [sys.executable, '-m', 'sushy_kubevirt.bench.cluster',
                 '--vms', str(vms), '--namespaces', str(namespaces),
                 '--latency-ms', str(latency_ms),
+                '--time-scale', str(time_scale),
                 '--kubeconfig', self.kubeconfig]
         if max_qps:
             argv += ['--max-qps', str(max_qps)]
@@ -165,6 +191,15 @@ class Cluster:
         ``{'pages': n, 'last_end': epoch seconds the last one ended}``.
         """
         return self._call('informer_lists', since=since)
+
+    def settle(self, quiet_s=0.4, deadline_s=30.0):
+        """Wait until the cluster has been still for ``quiet_s``."""
+        waited = self._call('settle', timeout=deadline_s + 10,
+                            quiet_s=quiet_s, deadline_s=deadline_s)
+        if waited['waited_s'] is None:
+            raise RuntimeError('the cluster did not settle in %.0f s'
+                               % deadline_s)
+        return waited['waited_s']
 
     def hold_sync(self):
         """Stall the informers' first lists: caches stay unsynced."""

@@ -106,7 +106,8 @@ class Emulator:
         self.profiled = bool(wrapper)
         self.proc = procs.spawn(
             list(wrapper) + argv(server, driver, config_path, port),
-            log_path, env={'SUSHY_EMULATOR_CONFIG': config_path})
+            log_path, env={'SUSHY_EMULATOR_CONFIG': config_path,
+                           'PYTHONHASHSEED': '0'})
 
     def wait_ready(self, deadline_s=60.0):
         procs.wait_http(self.proc, self.port, '/redfish/v1/', deadline_s,
@@ -115,6 +116,10 @@ class Emulator:
     def rss_kb(self):
         """Total VmRSS of the server and its workers, in kB."""
         return sum(procs.rss_kb(self.proc.pid).values())
+
+    def cpu_s(self):
+        """CPU seconds used by the server and its workers so far."""
+        return procs.cpu_s(self.proc.pid)
 
     def stop(self):
         if self.profiled and self.proc.poll() is None:

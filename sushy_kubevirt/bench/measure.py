@@ -46,9 +46,18 @@ class Plan:
     workloads: typing.Tuple[str, ...] = load.WORKLOADS
     image_url: typing.Optional[str] = None
     profile: typing.Optional[str] = None
+    #: When set, API calls are counted from a still cluster: before each
+    #: request that follows a write, wait until no object has changed for
+    #: this long (see :meth:`Cluster.settle`), so that a controller's late
+    #: status update or a cache a watch event behind cannot add a retry or
+    #: a confirming read: the counts are then exact.
+    settle_s: typing.Optional[float] = None
+    #: Serve every namespace (one cluster-wide informer per resource)
+    #: instead of listing the cluster's namespaces in the emulator config.
+    all_namespaces: bool = False
 
 
-def _split(counts):
+def split(counts):
     """(per-request calls, background watches) from ``{verb res: n}``."""
     calls = {k: n for k, n in counts.items() if not k.startswith('watch ')}
     watches = {k: n for k, n in counts.items() if k.startswith('watch ')}
@@ -96,7 +105,7 @@ def _wait_warm(port, ids, cluster, since, deadline_s):
         if state['pages'] and state['pages'] == pages:
             cluster.counts()
             _burst(port, ids)
-            calls, _ = _split(cluster.counts())
+            calls, _ = split(cluster.counts())
             quiet = 0 if calls else quiet + 1
             if quiet == 2:
                 return (round(state['last_end'] - since, 3),
@@ -106,7 +115,7 @@ def _wait_warm(port, ids, cluster, since, deadline_s):
     return None, None
 
 
-def _calls(plan, port, ids, cluster):
+def count_calls(plan, port, ids, cluster):
     """API calls per Redfish request, one request at a time, by kind.
 
     A ``poll`` (Ironic's 5 GETs) counts as one unit; every other kind
@@ -117,7 +126,7 @@ def _calls(plan, port, ids, cluster):
              'reset', 'noop_reset', 'boot_patch']
     kinds += ['vmedia'] if plan.image_url else []
     client = load.Client(port, keepalive=False, timeout=60.0)
-    result = {}
+    result, wrote = {}, plan.settle_s is not None
     for kind in kinds:
         spec = {'systems': ids, 'workload': kind,
                 'requests': plan.calls_requests, 'image_url': plan.image_url}
@@ -125,12 +134,16 @@ def _calls(plan, port, ids, cluster):
         cluster.counts()
         for task in load.tasks(spec):
             for unit in ([task] if kind == 'poll' else [[r] for r in task]):
+                if wrote and plan.settle_s is not None:
+                    cluster.settle(plan.settle_s)
+                    cluster.counts()
+                wrote = any(method != 'GET' for _, method, _, _ in unit)
                 for _, method, path, body in unit:
                     status, content = client.send(method, path, body)
                     if status >= 400:
                         failures.append('%s %s %s: %s' % (
                             method, path, status, content[:300]))
-                calls, _ = _split(cluster.counts())
+                calls, _ = split(cluster.counts())
                 per_unit.append(sum(calls.values()))
                 totals.update(calls)
         result[kind] = {
@@ -171,7 +184,7 @@ def _workload(plan, name, port, ids, cluster, mode):
     results = [load.spawn_run(spec) for _ in range(runs)]
     result = _median_run(results)
     if cluster:
-        calls, watches = _split(cluster.counts())
+        calls, watches = split(cluster.counts())
         done = sum(run['total']['requests'] for run in results)
         result['api_calls_per_request'] = (
             round(sum(calls.values()) / done, 3) if done else None)
@@ -179,13 +192,17 @@ def _workload(plan, name, port, ids, cluster, mode):
     return result
 
 
-def _vmedia_available(port, system_id):
+def vmedia_available(port, system_id):
     path = '/redfish/v1/Systems/%s/VirtualMedia/Cd' % system_id
     return procs.http_get(port, path)[0] == 200
 
 
-def measure(plan, server, mode, cluster=None):
-    """Start one emulator, measure it, stop it; return the figures."""
+def start(plan, server, mode, cluster=None):
+    """Start one emulator and wait until it serves (and, warm, has synced).
+
+    Returns ``(emulator, result, system ids)``; the caller stops it. On the
+    live path the caller holds the cluster's sync (:meth:`hold_sync`).
+    """
     driver = 'fake' if mode == 'fake' else 'kubevirt'
     port = procs.free_port()
     name = '%s-%s-%s' % (server, mode, port)
@@ -193,12 +210,10 @@ def measure(plan, server, mode, cluster=None):
         os.path.join(plan.workdir, name + '.conf'), port, driver,
         systems=plan.vms,
         kubeconfig=cluster and cluster.kubeconfig,
-        namespaces=cluster and cluster.namespace_names,
+        namespaces=(cluster and not plan.all_namespaces
+                    and cluster.namespace_names),
         vmedia=bool(plan.image_url))
     wrapper = profile.wrapper(plan.profile) if plan.profile else ()
-    if mode == 'live':
-        # No setting forces live reads: keep the caches from syncing.
-        cluster.hold_sync()
     started = time.monotonic()
     emu = emulators.Emulator(server, driver, config, port,
                              os.path.join(plan.workdir, name + '.log'),
@@ -221,23 +236,39 @@ def measure(plan, server, mode, cluster=None):
             result['sync_s'], result['warm_s'] = _wait_warm(
                 port, ids, cluster, first_request, plan.warm_deadline_s)
         result['rss_kb'] = emu.rss_kb()
-        media = plan.image_url and _vmedia_available(port, ids[0])
-        plan = dataclasses.replace(plan,
-                                   image_url=plan.image_url if media else None)
-        result['vmedia'] = bool(media)
-        if cluster and plan.calls_requests:
-            result['calls'] = _calls(plan, port, ids, cluster)
-        result['workloads'] = {
-            name: _workload(plan, name, port, ids, cluster, mode)
-            for name in plan.workloads
-            if mode != 'live' or name in LIVE_WORKLOADS}
-        if cluster and plan.lag_samples:
-            result['lag_s'] = lag.measure(port, cluster.kubeconfig,
-                                          cluster.namespace_names, ids[0],
-                                          plan.lag_samples)
-        result['rss_end_kb'] = emu.rss_kb()
-    finally:
+    except BaseException:
         emu.stop()
+        raise
+    return emu, result, ids
+
+
+def measure(plan, server, mode, cluster=None):
+    """Start one emulator, measure it, stop it; return the figures."""
+    if mode == 'live':
+        # No setting forces live reads: keep the caches from syncing.
+        cluster.hold_sync()
+    try:
+        emu, result, ids = start(plan, server, mode, cluster)
+        try:
+            port = emu.port
+            media = plan.image_url and vmedia_available(port, ids[0])
+            plan = dataclasses.replace(
+                plan, image_url=plan.image_url if media else None)
+            result['vmedia'] = bool(media)
+            if cluster and plan.calls_requests:
+                result['calls'] = count_calls(plan, port, ids, cluster)
+            result['workloads'] = {
+                name: _workload(plan, name, port, ids, cluster, mode)
+                for name in plan.workloads
+                if mode != 'live' or name in LIVE_WORKLOADS}
+            if cluster and plan.lag_samples:
+                result['lag_s'] = lag.measure(port, cluster.kubeconfig,
+                                              cluster.namespace_names,
+                                              ids[0], plan.lag_samples)
+            result['rss_end_kb'] = emu.rss_kb()
+        finally:
+            emu.stop()
+    finally:
         if mode == 'live':
             cluster.release_sync()
     return result

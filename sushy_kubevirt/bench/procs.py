@@ -122,6 +122,26 @@ def _rss_kb(pid):
     return 0
 
 
+def _cpu_ticks(pid):
+    try:
+        with open('/proc/%d/stat' % pid) as stat:
+            fields = stat.read().rsplit(')', 1)[1].split()
+    except (OSError, IndexError):
+        return 0
+    # utime and stime: fields 14 and 15 of proc(5), counted from 1.
+    return int(fields[11]) + int(fields[12])
+
+
+def cpu_s(pid):
+    """CPU seconds (user + system) of a process and its descendants."""
+    ticks, todo = 0, [pid]
+    while todo:
+        current = todo.pop()
+        ticks += _cpu_ticks(current)
+        todo.extend(_children(current))
+    return ticks / os.sysconf('SC_CLK_TCK')
+
+
 def rss_kb(pid):
     """``{pid: VmRSS kB}`` of a process and all its descendants."""
     result, todo = {}, [pid]

@@ -27,16 +27,18 @@ from sushy_tools.emulator.resources.systems import base
 from sushy_tools import error
 
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import biosapply
 from sushy_kubevirt.drivers import bootonce
 from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kube import apierrors
-from sushy_kubevirt.kube import cluster as cluster_mod
+from sushy_kubevirt.kube import cluster
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import identity
@@ -71,17 +73,18 @@ def shared_cluster(settings, datavolumes, logger):
     with _clusters_lock:
         stale = [_clusters.pop(k) for k in list(_clusters) if k != key]
         if key not in _clusters:
-            cluster = cluster_mod.Cluster(settings, datavolumes=datavolumes,
-                                          indexers=lookup.INDEXERS)
-            cluster.add_vmi_handler(bootonce.Restorer(cluster, logger))
-            _clusters[key] = cluster
-        cluster = _clusters[key]
+            made = cluster.Cluster(settings, datavolumes=datavolumes,
+                                   indexers=lookup.INDEXERS)
+            made.add_vmi_handler(bootonce.Restorer(made, logger))
+            made.add_vmi_handler(biosapply.Applier(made, logger))
+            _clusters[key] = made
+        current = _clusters[key]
     for old in stale:
         logger.info('KubeVirt settings changed: stopping the watch cache '
                     'of namespaces %s', ', '.join(
                         old.settings.namespaces or ('(all)',)))
         old.stop()
-    return cluster
+    return current
 
 
 def _snapshot():
@@ -112,8 +115,8 @@ def stop_clusters():
     with _clusters_lock:
         clusters = list(_clusters.values())
         _clusters.clear()
-    for cluster in clusters:
-        cluster.stop()
+    for each in clusters:
+        each.stop()
 
 
 def _resource_version(obj):
@@ -248,6 +251,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         namespace, name = identity.key(vm)
         vm, calls = self._reset_plan(state, vm)
         vmedia.check_power_on(self.cluster, vm, calls)
+        if any(power.starts(call) for call in calls) and bios.pending(
+                vm, self._vmi(vm)):
+            # Pending BIOS settings apply at this boot (1 PATCH).
+            guarded.guarded_patch(self.cluster, namespace, name,
+                                  bios.boot_ops, retries=PATCH_ATTEMPTS)
         for call in calls:
             try:
                 self._perform(namespace, name, call)
@@ -402,20 +410,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def get_bios(self, identity_):
-        return bios.bios(self._vm(identity_))
+        vm = self._vm(identity_)
+        return bios.bios(vm, self._vmi(vm))
+
+    @errormap.translate
+    def get_bios_settings(self, identity_):
+        """The BIOS Settings object: current plus pending attributes."""
+        vm = self._vm(identity_)
+        return bios.settings(vm, self._vmi(vm))
 
     @errormap.translate
     def set_bios(self, identity_, attributes):
-        if not isinstance(attributes, dict) or not attributes:
-            raise messages.RedfishError(
-                'PropertyValueTypeError', attributes, 'Attributes',
-                properties=['/Attributes'],
-                detail='Attributes must be a non-empty object')
-        self._patch(identity_, lambda vm: bios.set_bios_ops(vm, attributes))
+        """Store ``attributes`` as pending; they apply at the next boot."""
+        vmi = self._vmi(self._vm(identity_))
+        self._patch(identity_, lambda vm: bios.set_bios_ops(
+            vm, attributes, vmi))
 
     @errormap.translate
     def reset_bios(self, identity_):
-        self._patch(identity_, bios.reset_bios_ops)
+        vmi = self._vmi(self._vm(identity_))
+        self._patch(identity_, lambda vm: bios.reset_bios_ops(vm, vmi))
 
     @errormap.translate
     def get_versions(self, identity_):
@@ -448,7 +462,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def _datavolumes(self, vm):
         """The cached DataVolumes of ``vm``'s volumes; None when unwatched.
 
-        Cached (0 API calls) only when DataVolumes are watched.
+        Cached (0 API calls) only when DataVolumes are watched; a GET reads
+        each once (memoized like the VM and VMI).
         """
         if not self.cluster.datavolumes:
             return None
@@ -459,10 +474,17 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             self.cluster.get_datavolume, namespace, name)) for name in names)
         return [dv for dv in found if dv is not None]
 
+    def _disks(self, vm):
+        return disks.disks(vm, self._datavolumes(vm), self._vmi(vm))
+
+    @errormap.translate
+    def get_disks(self, identity_):
+        """The VM's disks (:class:`~sushy_kubevirt.kubevirt.disks.Disk`)."""
+        return self._disks(self._vm(identity_))
+
     @errormap.translate
     def get_simple_storage_collection(self, identity_):
-        vm = self._vm(identity_)
-        return inventory.simple_storage(vm, self._datavolumes(vm))
+        return inventory.simple_storage(self._disks(self._vm(identity_)))
 
     @errormap.translate
     def get_etag(self, identity_):

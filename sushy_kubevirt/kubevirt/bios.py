@@ -10,17 +10,27 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""BIOS attributes and firmware versions kept on the VM as annotations.
+"""BIOS attributes, their registry, and settings pending until a reboot.
 
-Attributes live in annotation :data:`BIOS_ANNOTATION` (a JSON object);
-without it the defaults of sushy-tools' libvirt driver apply. Two
-attributes are not stored but mirror the real firmware, so they never
+The attributes, their types, allowed values and read-only flags are
+:data:`REGISTRY` (served as the Bios' AttributeRegistry). Current values
+live in annotation :data:`BIOS_ANNOTATION` (JSON, over the registry's
+defaults). A Settings PATCH or ResetBios is stored in
+:data:`PENDING_ANNOTATION` as ``{"vmi", "reset", "attributes"}``, with the
+uid of the VMI running then (or ''): like a real BIOS, the new values
+apply at the next boot. A Redfish start or restart applies them just
+before it (:func:`boot_ops`); a boot by other means is seen as a VMI with
+another uid (:func:`consumed`): reads show the new values from that
+moment, and :func:`apply_pending_ops` folds them into the stored ones.
+
+Two attributes are not stored but mirror the firmware, so they never
 disagree with BootSourceOverrideMode or SecureBoot: ``BootMode``
-('Uefi'/'Bios') and ``SecureBootStatus`` ('Enabled'/'Disabled');
-setting them patches ``domain.firmware`` like the boot-mode and
-secure-boot requests do (applied at the next start).
+('Uefi'/'Bios') and ``SecureBootStatus`` ('Enabled'/'Disabled'); setting
+them patches ``domain.firmware`` at once (which KubeVirt too applies at
+the next start).
 """
 
+import collections
 import json
 
 from sushy_kubevirt.kubevirt import fields
@@ -28,45 +38,185 @@ from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import refusals
 
-InvalidAttributeValue = refusals.InvalidAttributeValue
-UnknownAttribute = refusals.UnknownAttribute
-
 BIOS_ANNOTATION = 'sushy-kubevirt.io/bios'
+PENDING_ANNOTATION = 'sushy-kubevirt.io/bios-pending'
 VERSIONS_ANNOTATION = 'sushy-kubevirt.io/versions'
-DEFAULT_ATTRIBUTES = {
-    'BootMode': 'Uefi',
-    'EmbeddedSata': 'Raid',
-    'L2Cache': '10x256 KB',
-    'NicBoot1': 'NetworkBoot',
-    'NumCores': '10',
-    'ProcTurboMode': 'Enabled',
-    'QuietBoot': 'true',
-    'SecureBootStatus': 'Enabled',
-    'SerialNumber': 'QPX12345',
-    'SysPassword': '',
-}
+REGISTRY_ID = 'KubeVirtBiosAttributeRegistry.v1_0_0'
+REGISTRY_VERSION = '1.0.0'
 DEFAULT_VERSIONS = {'BiosVersion': '1.0.0'}
+#: Longest String/Password value, and longest value echoed in an error.
+MAX_LENGTH = 64
+_ECHO = 40
+
+Attribute = collections.namedtuple('Attribute', [
+    'name', 'type', 'default', 'display', 'values', 'read_only', 'lower',
+    'upper', 'max_length'])
+
+
+def _attr(name, type_, default, display, values=(), read_only=False,
+          lower=None, upper=None, max_length=None):
+    return Attribute(name, type_, default, display, tuple(values),
+                     read_only, lower, upper, max_length)
+
+
+#: Every attribute, in registry order.
+REGISTRY = (
+    _attr('BootMode', 'Enumeration', 'Uefi', 'Boot Mode', ('Uefi', 'Bios')),
+    _attr('EmbeddedSata', 'Enumeration', 'Raid', 'Embedded SATA',
+          ('Ata', 'Ahci', 'Raid', 'Off')),
+    _attr('L2Cache', 'String', '10x256 KB', 'L2 Cache', read_only=True,
+          max_length=16),
+    _attr('NicBoot1', 'Enumeration', 'NetworkBoot', 'NIC 1 Boot',
+          ('NetworkBoot', 'Disabled')),
+    _attr('NumCores', 'Integer', 10, 'Number of Cores', read_only=True,
+          lower=1, upper=256),
+    _attr('ProcTurboMode', 'Enumeration', 'Enabled', 'Turbo Boost',
+          ('Enabled', 'Disabled')),
+    _attr('QuietBoot', 'Boolean', True, 'Quiet Boot'),
+    _attr('SecureBootStatus', 'Enumeration', 'Disabled',
+          'Secure Boot Status', ('Enabled', 'Disabled')),
+    _attr('SerialNumber', 'String', 'QPX12345', 'Serial Number',
+          max_length=16),
+    _attr('SysPassword', 'Password', '', 'System Password',
+          max_length=MAX_LENGTH),
+)
+ATTRIBUTES = {a.name: a for a in REGISTRY}
+DEFAULT_ATTRIBUTES = {a.name: a.default for a in REGISTRY}
 _BOOT_MODES = {'Uefi': firmware.UEFI, 'Bios': firmware.LEGACY}
 _SECURE = {'Enabled': True, 'Disabled': False}
 _DERIVED = ('BootMode', 'SecureBootStatus')
+_STORED_DEFAULTS = {k: v for k, v in DEFAULT_ATTRIBUTES.items()
+                    if k not in _DERIVED}
 
 
-def _load(vm, key, default):
+class Refused(refusals.InvalidAttributeValue):
+    """An attribute value the registry refuses (400).
+
+    ``message_id`` and ``args`` name the Base registry message; ``name``
+    is the attribute.
+    """
+
+    def __init__(self, message_id, name, *args, detail):
+        super().__init__(detail)
+        self.message_id = message_id
+        self.name = name
+        self.message_args = args
+
+
+class Unknown(refusals.UnknownAttribute):
+    """An attribute the registry does not have (400)."""
+
+    message_id = 'PropertyUnknown'
+
+    def __init__(self, name):
+        super().__init__('Unknown BIOS attribute %s' % name)
+        self.name = name
+
+
+InvalidAttributeValue = refusals.InvalidAttributeValue
+UnknownAttribute = refusals.UnknownAttribute
+
+
+def _echo(value):
+    text = json.dumps(value) if not isinstance(value, str) else value
+    return text if len(text) <= _ECHO else text[:_ECHO] + '...'
+
+
+def _type_error(attr, value, expected):
+    return Refused('PropertyValueTypeError', attr.name, _echo(value),
+                   detail='BIOS attribute %s takes %s' % (attr.name,
+                                                          expected))
+
+
+def _check_one(attr, value):
+    if attr.read_only:
+        raise Refused('PropertyNotWritable', attr.name,
+                      detail='BIOS attribute %s is read-only' % attr.name)
+    if attr.type in ('Enumeration', 'String', 'Password'):
+        if not isinstance(value, str):
+            raise _type_error(attr, value, 'a string')
+    if attr.type == 'Enumeration' and value not in attr.values:
+        raise Refused('PropertyValueNotInList', attr.name, _echo(value),
+                      detail='BIOS attribute %s takes one of: %s'
+                      % (attr.name, ', '.join(attr.values)))
+    if attr.type in ('String', 'Password'):
+        limit = attr.max_length or MAX_LENGTH
+        if len(value) > limit or any(ord(c) < 32 for c in value):
+            raise Refused('StringValueTooLong', attr.name, _echo(value),
+                          limit, detail='BIOS attribute %s takes at most '
+                          '%d printable characters' % (attr.name, limit))
+    if attr.type == 'Boolean' and not isinstance(value, bool):
+        raise _type_error(attr, value, 'true or false')
+    if attr.type == 'Integer':
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise _type_error(attr, value, 'an integer')
+        if not attr.lower <= value <= attr.upper:
+            raise Refused('PropertyValueOutOfRange', attr.name, value,
+                          detail='BIOS attribute %s takes %d..%d'
+                          % (attr.name, attr.lower, attr.upper))
+
+
+def check(attributes):
+    """Raise :class:`Unknown` or :class:`Refused` unless all are valid.
+
+    Checks names, read-only flags, types (no floats: NaN and Infinity
+    are refused with them), allowed values, bounds and lengths.
+    """
+    if not isinstance(attributes, dict) or not attributes:
+        raise Refused('PropertyValueTypeError', 'Attributes',
+                      _echo(attributes),
+                      detail='Attributes must be a non-empty object')
+    for name in sorted(attributes):
+        if name not in ATTRIBUTES:
+            raise Unknown(name)
+        _check_one(ATTRIBUTES[name], attributes[name])
+
+
+def _json(vm, key):
     raw = fields.annotation(vm, key)
     try:
         value = json.loads(raw) if raw else None
     except ValueError:
         value = None
-    return dict(value) if isinstance(value, dict) else dict(default)
+    return value if isinstance(value, dict) else None
 
 
 def _stored(vm):
-    return _load(vm, BIOS_ANNOTATION, DEFAULT_ATTRIBUTES)
+    stored = dict(_STORED_DEFAULTS)
+    for name, value in (_json(vm, BIOS_ANNOTATION) or {}).items():
+        if name in stored:
+            stored[name] = value
+    return stored
 
 
-def bios(vm):
-    """Current BIOS attributes (a new dict)."""
-    attributes = _stored(vm)
+def _pending(vm):
+    pending = _json(vm, PENDING_ANNOTATION)
+    if pending is None:
+        return None
+    attributes = pending.get('attributes')
+    return {'vmi': str(pending.get('vmi') or ''),
+            'reset': pending.get('reset') is True,
+            'attributes': {k: v for k, v in (attributes or {}).items()
+                           if k in _STORED_DEFAULTS}}
+
+
+def _uid(vmi):
+    return fields.get(vmi, 'metadata', 'uid') or ''
+
+
+def consumed(vm, vmi):
+    """True when a boot since the pending change has applied it."""
+    pending = _pending(vm)
+    return bool(pending and vmi and _uid(vmi) != pending['vmi'])
+
+
+def _with(stored, pending):
+    result = dict(_STORED_DEFAULTS if pending['reset'] else stored)
+    result.update(pending['attributes'])
+    return result
+
+
+def _derived(vm, attributes):
     attributes['BootMode'] = (
         'Uefi' if firmware.boot_mode(vm) == firmware.UEFI else 'Bios')
     attributes['SecureBootStatus'] = (
@@ -74,57 +224,93 @@ def bios(vm):
     return attributes
 
 
-def _check(name, value, allowed):
-    if value not in allowed:
-        raise refusals.InvalidAttributeValue(
-            'Invalid value %r for BIOS attribute %s; allowed: %s'
-            % (value, name, ', '.join(allowed)))
+def _folded(vm, vmi):
+    """(stored, pending) with a consumed pending change folded in."""
+    stored, pending = _stored(vm), _pending(vm)
+    if pending and consumed(vm, vmi):
+        return _with(stored, pending), None
+    return stored, pending
 
 
-def _store_ops(vm, attributes):
-    if attributes == _stored(vm):
-        return []
-    return fields.annotation_ops(
-        vm, BIOS_ANNOTATION, json.dumps(attributes, sort_keys=True))
+def bios(vm, vmi=None):
+    """Current BIOS attributes (a new dict)."""
+    return _derived(vm, _folded(vm, vmi)[0])
 
 
-def set_bios_ops(vm, attributes):
-    """Ops updating the given attributes ([] when nothing changes).
+def settings(vm, vmi=None):
+    """The Settings object's attributes: current plus pending changes."""
+    stored, pending = _folded(vm, vmi)
+    return _derived(vm, _with(stored, pending) if pending else stored)
 
-    Raises UnknownAttribute for a name the system does not have (nothing
-    is changed) and InvalidAttributeValue for a bad BootMode /
-    SecureBootStatus or a non-scalar value.
+
+def pending(vm, vmi=None):
+    """True while changes wait for the next boot."""
+    return _folded(vm, vmi)[1] is not None
+
+
+def _ops(vm, stored, pending):
+    ops = []
+    if stored != _stored(vm):
+        ops += fields.annotation_ops(vm, BIOS_ANNOTATION,
+                                     json.dumps(stored, sort_keys=True))
+    if pending is None:
+        ops += fields.remove_annotation_ops(vm, PENDING_ANNOTATION)
+    elif pending != _pending(vm):
+        ops += fields.annotation_ops(vm, PENDING_ANNOTATION,
+                                     json.dumps(pending, sort_keys=True))
+    return ops
+
+
+def set_bios_ops(vm, attributes, vmi=None):
+    """Ops storing ``attributes`` as pending until the next boot.
+
+    ``vmi`` is the VMI running now, or None. Raises :class:`Unknown` or
+    :class:`Refused` (nothing changes). BootMode and SecureBootStatus
+    patch the firmware at once. [] when nothing changes.
     """
-    unknown = sorted(set(attributes) - set(DEFAULT_ATTRIBUTES))
-    if unknown:
-        raise refusals.UnknownAttribute(
-            'Unknown BIOS attribute(s): %s' % ', '.join(unknown))
-    for name, value in attributes.items():
-        if not isinstance(value, (str, int, float, bool)):
-            raise refusals.InvalidAttributeValue(
-                'BIOS attribute %s must be a string, number or boolean'
-                % name)
+    check(attributes)
     ops = []
     view = vm
     if 'BootMode' in attributes:
-        _check('BootMode', attributes['BootMode'], list(_BOOT_MODES))
         ops += firmware.boot_mode_ops(
             vm, _BOOT_MODES[attributes['BootMode']])
         view = jsonpatch.apply(vm, ops)
     if 'SecureBootStatus' in attributes:
-        _check('SecureBootStatus', attributes['SecureBootStatus'],
-               list(_SECURE))
         ops += firmware.secure_boot_ops(
             view, _SECURE[attributes['SecureBootStatus']])
-    stored = _stored(vm)
-    stored.update({k: v for k, v in attributes.items()
-                   if k not in _DERIVED})
-    return ops + _store_ops(vm, stored)
+    stored, pending = _folded(vm, vmi)
+    changes = {k: v for k, v in attributes.items() if k not in _DERIVED}
+    if changes:
+        pending = pending or {'reset': False, 'attributes': {}}
+        merged = dict(pending['attributes'], **changes)
+        if not pending['reset']:
+            merged = {k: v for k, v in merged.items() if stored[k] != v}
+        pending = ({'vmi': _uid(vmi), 'reset': pending['reset'],
+                    'attributes': merged}
+                   if merged or pending['reset'] else None)
+    return ops + _ops(vm, stored, pending)
 
 
-def reset_bios_ops(vm):
-    """Ops restoring the default stored attributes (firmware untouched)."""
-    return fields.remove_annotation_ops(vm, BIOS_ANNOTATION)
+def reset_bios_ops(vm, vmi=None):
+    """Ops restoring the default attributes at the next boot."""
+    stored, _ = _folded(vm, vmi)
+    return _ops(vm, stored, {'vmi': _uid(vmi), 'reset': True,
+                             'attributes': {}})
+
+
+def apply_pending_ops(vm, vmi):
+    """Ops folding a consumed pending change into the stored values."""
+    if not consumed(vm, vmi):
+        return []
+    return _ops(vm, *_folded(vm, vmi))
+
+
+def boot_ops(vm):
+    """Ops applying the pending change now: a start or restart follows."""
+    stored, pending = _stored(vm), _pending(vm)
+    if pending is None:
+        return []
+    return _ops(vm, _with(stored, pending), None)
 
 
 def versions(vm):
@@ -133,4 +319,4 @@ def versions(vm):
     Read from annotation :data:`VERSIONS_ANNOTATION` (JSON), else the
     libvirt driver's default.
     """
-    return _load(vm, VERSIONS_ANNOTATION, DEFAULT_VERSIONS)
+    return dict(_json(vm, VERSIONS_ANNOTATION) or DEFAULT_VERSIONS)

@@ -18,9 +18,9 @@ available while the VM is off. Instance types and preferences
 memory from one reports the template's own values.
 """
 
-import decimal
 import math
-import re
+
+from kubernetes import utils
 
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import refusals
@@ -29,36 +29,30 @@ InvalidQuantity = refusals.InvalidQuantity
 
 GIB = 1024 ** 3
 MIB = 1024 ** 2
-_SUFFIXES = {
-    '': 1, 'n': decimal.Decimal('1e-9'), 'u': decimal.Decimal('1e-6'),
-    'm': decimal.Decimal('1e-3'), 'k': 10 ** 3, 'K': 10 ** 3,
-    'M': 10 ** 6, 'G': 10 ** 9, 'T': 10 ** 12, 'P': 10 ** 15,
-    'E': 10 ** 18, 'Ki': 2 ** 10, 'Mi': 2 ** 20, 'Gi': 2 ** 30,
-    'Ti': 2 ** 40, 'Pi': 2 ** 50, 'Ei': 2 ** 60,
-}
-_QUANTITY = re.compile(
-    r'^([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))'
-    r'(?:([eE][+-]?[0-9]+)|(Ki|Mi|Gi|Ti|Pi|Ei|[numkKMGTPE])?)$')
 DEFAULT_BUS = {'disk': 'virtio', 'cdrom': 'sata', 'lun': 'scsi'}
 
 
 def _decimal(quantity):
-    match = _QUANTITY.match(str(quantity).strip())
-    if not match:
-        raise refusals.InvalidQuantity('Invalid quantity %r' % (quantity,))
-    number, exponent, suffix = match.groups()
-    return decimal.Decimal(number + (exponent or '')) * _SUFFIXES[
-        suffix or '']
+    text = str(quantity).strip()
+    try:
+        if not text or any(c.isspace() for c in text):
+            raise ValueError(text)
+        return utils.parse_quantity(text)
+    except (ValueError, TypeError, ArithmeticError):
+        raise refusals.InvalidQuantity(
+            'Invalid quantity %r' % (quantity,)) from None
 
 
 def parse_quantity(quantity):
     """Kubernetes quantity -> int, rounded up (e.g. '1Gi' -> 1073741824).
 
-    Accepts binary (Ki..Ei), decimal (k/K, M..E, m, u, n) suffixes,
-    exponents ('1e9'), fractions ('1.5Gi') and plain numbers (ints too).
-    Raises InvalidQuantity.
+    ``kubernetes.utils.parse_quantity`` (exact decimals: '1.1Gi' is
+    1181116007 after rounding up; '1e9', '1Ei', 'm' fractions and plain
+    numbers accepted). Raises InvalidQuantity.
     """
-    if isinstance(quantity, int) and not isinstance(quantity, bool):
+    if isinstance(quantity, bool):
+        raise refusals.InvalidQuantity('Invalid quantity %r' % (quantity,))
+    if isinstance(quantity, int):
         return quantity
     return int(math.ceil(_decimal(quantity)))
 
@@ -161,7 +155,8 @@ def _claim_size(obj):
             or fields.get(spec, 'resources', 'requests', 'storage'))
 
 
-def _claims(vm, datavolumes):
+def claims(vm, datavolumes):
+    """``{claim name: size}`` from DataVolume/PVC dicts and templates."""
     sizes = {}
     for template in fields.get(vm, 'spec', 'dataVolumeTemplates',
                                default=[]):
@@ -174,35 +169,20 @@ def _claims(vm, datavolumes):
     return sizes
 
 
-def _claim_name(volume):
-    return (fields.get(volume, 'dataVolume', 'name')
-            or fields.get(volume, 'persistentVolumeClaim', 'claimName'))
-
-
-def simple_storage(vm, datavolumes=None):
+def simple_storage(disk_list):
     """sushy-tools SimpleStorage dict, one controller per bus.
 
     ``{bus: {'Id': bus, 'Name': bus, 'DeviceList': [{'Name': disk,
-    'CapacityBytes': int}]}}``. Only ``disk`` and ``lun`` devices backed
-    by a DataVolume or PVC of known size are listed (optical media belong
-    to VirtualMedia; containerDisk and cloud-init volumes have no size).
-    Sizes come from ``datavolumes`` (DataVolume or PersistentVolumeClaim
-    dicts; a PVC's ``status.capacity`` wins) over the VM's
-    ``dataVolumeTemplates`` (``spec.storage`` or ``spec.pvc`` requests).
+    'CapacityBytes': int}]}}`` from :func:`sushy_kubevirt.kubevirt.disks.
+    disks`: the non-optical disks of known size (the stock template cannot
+    render an unknown size; the Storage resource lists every disk).
     """
-    sizes = _claims(vm, datavolumes)
-    claims = {v.get('name'): _claim_name(v) for v in fields.volumes(vm)}
     storage = {}
-    for disk in fields.disks(vm):
-        kind = 'lun' if 'lun' in disk else 'disk'
-        if 'cdrom' in disk:
+    for disk in disk_list:
+        if disk.kind == 'cdrom' or disk.capacity is None:
             continue
-        size = sizes.get(claims.get(disk.get('name')))
-        if not size:
-            continue
-        bus = fields.get(disk, kind, 'bus', default=DEFAULT_BUS[kind])
         controller = storage.setdefault(
-            bus, {'Id': bus, 'Name': bus, 'DeviceList': []})
+            disk.bus, {'Id': disk.bus, 'Name': disk.bus, 'DeviceList': []})
         controller['DeviceList'].append(
-            {'Name': disk.get('name'), 'CapacityBytes': parse_quantity(size)})
+            {'Name': disk.name, 'CapacityBytes': disk.capacity})
     return storage

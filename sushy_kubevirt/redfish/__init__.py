@@ -10,4 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Redfish resources the kubevirt driver serves corrected or anew."""
+"""Redfish resources the kubevirt driver serves corrected or anew.
+
+Pure renderings of KubeVirt facts (bios, storage, links, memory,
+sessions, ...) and the HTTP-level pieces (auth, etags, responses).
+"""

@@ -49,3 +49,72 @@ def test_bench_smoke(tmp_path):
     assert runs['live']['calls']['get_system']['total'] > 0
     assert runs['warm']['lag_s'][0] is not None
     assert document['machine']['nproc']
+
+
+QUICK_FAST = ['--quick', '--vms', '3', '--namespaces', '1', '--pairs', '1',
+              '--rounds', '1', '--calls', '1', '--scale', '20',
+              '--live-seconds', '1', '--seconds', '2',
+              '--warm-deadline', '20']
+
+
+def _bench(*argv, timeout=110):
+    return subprocess.run([sys.executable, '-m', 'sushy_kubevirt.bench']
+                          + list(argv), capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+@pytest.mark.timeout(240)
+def test_quick_appends_records_and_plots(tmp_path):
+    history = tmp_path / 'history.jsonl'
+    done = _bench(*QUICK_FAST, '--output', str(tmp_path / 'q.json'),
+                  '--history', str(history))
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert 'record appended' in done.stdout
+    # The second run is gated against a history in which a reset cost
+    # less than it does: the gate fails it (and --history still appends).
+    cheaper = json.loads(history.read_text())
+    cheaper['calls']['warm reset'] -= 0.5
+    gate = tmp_path / 'gate.jsonl'
+    gate.write_text(json.dumps(cheaper) + '\n')
+    done = _bench(*QUICK_FAST, '--output', str(tmp_path / 'q.json'),
+                  '--history', str(history), '--gate', str(gate))
+    assert done.returncode == 3, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "API calls 'warm reset'" in done.stdout
+    assert 'record appended' in done.stdout
+    records = [json.loads(line) for line in history.read_text().splitlines()]
+    assert len(records) == 2
+    first, second = records
+    for record in records:
+        assert len(record['commit']) == 40
+        assert record['machine']['nproc'] and record['machine']['python']
+        assert record['errors'] == 0, record['failures']
+        assert set(record['ratios']) == {'warm/fake get per CPU s',
+                                         'warm/fake poll per CPU s'}
+        assert all(v > 0 for v in record['ratios'].values())
+        assert record['figures']['scale 20 KB/VM'] is not None
+        assert record['figures']['get warm p99 ms'] > 0
+    # The counts are exact: two runs agree, the cache serves every read.
+    assert first['calls'] == second['calls']
+    assert first['calls']['warm get_system'] == 0
+    assert first['calls']['warm poll (load)'] == 0
+    assert first['calls']['live get_system'] > 0
+    assert first['calls']['warm reset'] > 0
+
+    plot = tmp_path / 'trend.png'
+    plotting = '--plot' if _has_matplotlib() else '--window'
+    done = _bench('history', str(history), plotting,
+                  str(plot) if plotting == '--plot' else '5')
+    # Ratios of so short a run are noise: either verdict is possible,
+    # but the API calls never regress.
+    assert done.returncode in (0, 3), done.stderr
+    assert "API calls '" not in done.stdout, done.stdout
+    if plotting == '--plot':
+        assert plot.read_bytes()[:4] == b'\x89PNG'
+
+
+def _has_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True

@@ -135,7 +135,7 @@ def test_changed_settings_stop_the_old_cluster(monkeypatch):
         def stop(self):
             self.stopped = True
 
-    monkeypatch.setattr(kv_systems.cluster_mod, 'Cluster', Recording)
+    monkeypatch.setattr(kv_systems.cluster, 'Cluster', Recording)
     monkeypatch.setattr(kv_systems, '_clusters', {})
     log = mock.Mock()
     first = kv_systems.shared_cluster(
@@ -188,3 +188,13 @@ def test_a_lacking_sushy_tools_is_named_with_its_version(app, monkeypatch):
     assert 'it lacks processor (GET /redfish/v1/Systems/<identity>/' \
         'Processors/<processor_id>)' in str(exc.value)
     assert 'sushy-tools %s' % plugin._sushy_tools_version() in str(exc.value)
+
+
+def test_one_handler_per_endpoint_and_method():
+    """Two points must not claim one hook: the second would replace it."""
+    afters = [p.name for p in plugin.EXTENSION_POINTS
+              if p.after and p.name != plugin.EVERY]
+    befores = [(p.name, m) for p in plugin.EXTENSION_POINTS
+               if p.before and p.name != plugin.EVERY for m in p.methods]
+    assert len(afters) == len(set(afters))
+    assert len(befores) == len(set(befores))

@@ -47,7 +47,9 @@ EXPECTED = {
     'PATCH BootSourceOverrideMode': [PATCH],
     'PATCH SecureBoot': [PATCH],
     'PATCH BIOS Settings': [PATCH],
-    'Reset On (Off)': [GET, START],
+    # The BIOS Settings PATCH above applies at this boot: one PATCH makes
+    # it current just before the start (kubevirt.bios.boot_ops).
+    'Reset On (Off)': [GET, PATCH, START],
     'Reset On (On)': [GET],
     'Reset ForceOn (On)': [GET],
     'Reset ForceRestart (On)': [GET, RESTART],

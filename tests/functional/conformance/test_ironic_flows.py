@@ -244,17 +244,10 @@ def test_unknown_system_is_404(emulator):
         assert response.status_code == 404, response.text
 
 
-#: Interop FAILs the Ironic branch fixes (Storage answers 500). Strict:
-#: each must still FAIL; the lead empties this after merging that branch.
-KNOWN_INTEROP_FAILS = (
-    (r'/redfish/v1/Systems/\{id\}', r'/Storage', 'Comparison Error'),
-)
-
-
 @pytest.mark.validator
 def test_interop_validator_with_ironic_profile(sim, emulator, machine,
                                                tmp_path):
-    """Ironic's interop profile: no FAIL beyond KNOWN_INTEROP_FAILS."""
+    """Ironic's interop profile: no FAIL."""
     validators.require(validators.tool('rf_interop_validator'),
                        'redfish-interop-validator not installed (tox -e '
                        'validator)')
@@ -267,10 +260,4 @@ def test_interop_validator_with_ironic_profile(sim, emulator, machine,
     print('interop: %d FAIL, %d WARN' % (len(run.fails), len(run.warns)))
     print(validators.report(run.fails + run.warns))
     assert machine.path in run.validated
-    unexpected = [f for f in run.fails
-                  if not validators.known(f, KNOWN_INTEROP_FAILS)]
-    assert not unexpected, validators.report(unexpected)
-    fixed = [k for k in KNOWN_INTEROP_FAILS
-             if not any(validators.known(f, [k]) for f in run.fails)]
-    assert not fixed, 'fixed now: remove from KNOWN_INTEROP_FAILS: %s' % (
-        fixed,)
+    assert not run.fails, validators.report(run.fails)

@@ -18,21 +18,12 @@ System On and one Off. Fragments (``.../Thermal#/Fans/0``) name a part
 of a resource already fetched.
 """
 
-import re
-
 import pytest
 import requests
 from tests.functional.conformance import conftest
 from tests.functional.emulator import harness
 
 FEATURE_SETS = ('full', 'vmedia', 'minimum')
-#: Links the Ironic branch fixes (Storage answers 500; the Thermal
-#: RelatedItem names Processors/CPU). Strict: each must still be broken
-#: in the full feature set; the lead empties this after merging it.
-KNOWN_BROKEN = (
-    r'/redfish/v1/Systems/[^/]+/Storage',
-    r'/redfish/v1/Systems/[^/]+/Processors/CPU',
-)
 LIMIT = 2000
 LINK_KEYS = ('@odata.id', '@Redfish.ActionInfo')
 
@@ -93,10 +84,4 @@ def test_every_link_answers_2xx(sim, feature_set, tmp_path):
     assert len(seen) > 5
     broken = {uri: code for uri, code in seen.items()
               if not 200 <= code < 300}
-    unexpected = {uri: code for uri, code in broken.items()
-                  if not any(re.fullmatch(p, uri) for p in KNOWN_BROKEN)}
-    assert not unexpected
-    if feature_set == 'full':
-        fixed = [p for p in KNOWN_BROKEN
-                 if not any(re.fullmatch(p, uri) for uri in broken)]
-        assert not fixed, 'fixed now: remove from KNOWN_BROKEN: %s' % fixed
+    assert not broken

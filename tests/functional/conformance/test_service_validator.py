@@ -15,8 +15,8 @@
 For each feature set (full, vmedia, minimum) the validator walks every
 resource reachable from the service root, with one System On, one Off
 and one with media inserted, against CSDL from ``../shared/redfish-csdl``.
-Every FAIL is a test failure, except those of :data:`KNOWN_FAILS`.
-doc/source/conformance.rst explains every WARN that remains.
+Every FAIL is a test failure; doc/source/conformance.rst explains every
+WARN that remains.
 """
 
 import pytest
@@ -29,20 +29,10 @@ from tests.functional.vmedia.conftest import images  # noqa: F401
 pytestmark = pytest.mark.validator
 
 FEATURE_SETS = ('full', 'vmedia', 'minimum')
-#: FAILs the Ironic branch fixes (Storage, the Bios URI, the Thermal
-#: RelatedItem to a Processor that does not exist). Strict: each must
-#: still FAIL in the full feature set, so once that branch is merged this
-#: test fails until the lead empties the list.
-#: (uri regex, property regex or None, kind) of :func:`validators.key`.
-KNOWN_FAILS = (
-    (r'/redfish/v1/Systems/\{id\}', r'/Storage', 'Resource Error'),
-    (r'/redfish/v1/Systems/\{id\}/Storage', None, 'Resource Error'),
-    (r'/redfish/v1/Systems/\{id\}/BIOS', r'/@odata\.id',
-     'Undefined URI Error'),
-    (r'/redfish/v1/Chassis/\{id\}/Thermal', r'/Temperatures/N/RelatedItem/N',
-     'Resource Error'),
-    (r'/redfish/v1/Systems/\{id\}/Processors/CPU', None, 'Resource Error'),
-)
+#: Sub-resources of every System validated in the full feature set.
+SUBRESOURCES = ('', '/Processors', '/Memory', '/EthernetInterfaces',
+                '/SimpleStorage', '/SecureBoot', '/Bios', '/Bios/Settings',
+                '/Storage', '/VirtualMedia/Cd')
 
 
 @pytest.fixture(scope='module')
@@ -106,12 +96,6 @@ def test_service_validator_has_no_fail(validator_ready, sim, systems,
                                     len(run.warns)))
     print(validators.report(run.warns))
     for path in systems:
-        assert path in run.validated
-    unexpected = [f for f in run.fails
-                  if not validators.known(f, KNOWN_FAILS)]
-    assert not unexpected, validators.report(unexpected)
-    if feature_set == 'full':
-        fixed = [k for k in KNOWN_FAILS
-                 if not any(validators.known(f, [k]) for f in run.fails)]
-        assert not fixed, 'fixed now: remove from KNOWN_FAILS: %s' % (
-            fixed,)
+        for sub in SUBRESOURCES if feature_set == 'full' else ('',):
+            assert path + sub in run.validated
+    assert not run.fails, validators.report(run.fails)

@@ -103,17 +103,6 @@ def key(fail):
     return uri, prop, fail.kind
 
 
-def known(fail, patterns):
-    """True when ``fail``'s :func:`key` matches one of ``patterns``.
-
-    A pattern is ``(uri regex, property regex or None, kind)``.
-    """
-    uri, prop, kind = key(fail)
-    return any(re.fullmatch(u, uri) and kind == k and (
-        p is None and not prop or p is not None and re.fullmatch(p, prop))
-        for u, p, k in patterns)
-
-
 def _run(argv, logdir, name):
     os.makedirs(logdir, exist_ok=True)
     result = subprocess.run(argv, capture_output=True, text=True,

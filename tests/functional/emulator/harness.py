@@ -17,6 +17,7 @@ Three ways as subprocesses (``sushy-emulator --config``, gunicorn with
 terminated, and one fast in-process threaded server for feature tests.
 """
 
+import contextlib
 import os
 import signal
 import socket
@@ -156,6 +157,21 @@ def emulator_process(mode, config, tmp_path, port=None):
         argv = [os.path.join(BIN, mode), '--config', config,
                 '-i', '127.0.0.1', '-p', str(port)]
     return Process(argv, port, str(tmp_path / ('%s.log' % mode)), env)
+
+
+@contextlib.contextmanager
+def replicas(config, tmp_path_factory, count=2):
+    """``count`` emulator processes on one config; yields their URLs."""
+    processes = []
+    try:
+        for index in range(count):
+            processes.append(emulator_process(
+                'sushy-kubevirt-emulator', config,
+                tmp_path_factory.mktemp('replica%d' % index)).start())
+        yield [process.wait_ready().url for process in processes]
+    finally:
+        for process in processes:
+            process.stop()
 
 
 class InProcess:

@@ -43,15 +43,16 @@ def test_bios_attributes_are_kept_on_the_vm(sim, emulator, redfish,
     system = redfish.get_system(machine.path)
     assert system.bios.attributes['ProcTurboMode'] == 'Enabled'
     assert system.bios_version == '1.0.0'
-    url = emulator.url + machine.path + '/BIOS'
+    url = emulator.url + machine.path + '/Bios'
     response = requests.patch(url + '/Settings', json={
         'Attributes': {'ProcTurboMode': 'Disabled'}})
     assert response.status_code == 204
-    assert redfish.get_system(machine.path).bios.attributes[
-        'ProcTurboMode'] == 'Disabled'
+    bios = redfish.get_system(machine.path).bios
+    assert bios.pending_attributes['ProcTurboMode'] == 'Disabled'
+    assert bios.attributes['ProcTurboMode'] == 'Enabled', 'until a boot'
     annotations = harness.vm(sim, machine.name)['metadata']['annotations']
     assert '"ProcTurboMode": "Disabled"' in annotations[
-        'sushy-kubevirt.io/bios']
+        'sushy-kubevirt.io/bios-pending']
 
     before = harness.vm(sim, machine.name)
     for attributes in ({'NoSuchThing': 1}, {'BootMode': 'Floppy'}, {}):
@@ -62,5 +63,5 @@ def test_bios_attributes_are_kept_on_the_vm(sim, emulator, redfish,
 
     response = requests.post(url + '/Actions/Bios.ResetBios')
     assert response.status_code == 204
-    assert redfish.get_system(machine.path).bios.attributes[
+    assert redfish.get_system(machine.path).bios.pending_attributes[
         'ProcTurboMode'] == 'Enabled'

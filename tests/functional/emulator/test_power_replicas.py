@@ -42,17 +42,11 @@ def replicas(sim, tmp_path_factory):
     lag = sim.faults.event_delay(
         LAG, path='virtualmachine(instance)?s$', query={'watch': None},
         times=None)
-    processes = []
     try:
-        for index in range(2):
-            processes.append(harness.emulator_process(
-                'sushy-kubevirt-emulator', config,
-                tmp_path_factory.mktemp('replica%d' % index)).start())
-        yield [process.wait_ready().url for process in processes]
+        with harness.replicas(config, tmp_path_factory) as urls:
+            yield urls
     finally:
         sim.faults.remove(lag)
-        for process in processes:
-            process.stop()
 
 
 def _reset(url, machine, reset_type):

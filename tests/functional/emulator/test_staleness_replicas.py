@@ -34,16 +34,8 @@ def replicas(sim, tmp_path_factory):
     tmp = tmp_path_factory.mktemp('replicas')
     config = harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kubeconfig')))
-    processes = []
-    try:
-        for index in range(2):
-            processes.append(harness.emulator_process(
-                'sushy-kubevirt-emulator', config,
-                tmp_path_factory.mktemp('replica%d' % index)).start())
-        yield [process.wait_ready().url for process in processes]
-    finally:
-        for process in processes:
-            process.stop()
+    with harness.replicas(config, tmp_path_factory) as urls:
+        yield urls
 
 
 def power_state(url, machine):

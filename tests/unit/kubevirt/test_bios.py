@@ -20,37 +20,57 @@ from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import jsonpatch
 
 UEFI = {'firmware': {'bootloader': {'efi': {'secureBoot': False}}}}
+VMI_A = {'metadata': {'uid': 'a'}}
+VMI_B = {'metadata': {'uid': 'b'}}
 
 
 def test_defaults_mirror_firmware():
     attrs = bios.bios(fx.vm())
-    assert set(attrs) == set(bios.DEFAULT_ATTRIBUTES)
+    assert set(attrs) == {a.name for a in bios.REGISTRY}
     assert attrs['BootMode'] == 'Bios'
     assert attrs['SecureBootStatus'] == 'Disabled'
     assert attrs['L2Cache'] == '10x256 KB'
+    assert attrs['NumCores'] == 10 and attrs['QuietBoot'] is True
     assert bios.bios(fx.vm(domain=UEFI))['BootMode'] == 'Uefi'
 
 
-def test_set_and_reset():
+def test_pending_until_another_vmi():
     vm = fx.vm(annotations={'x': 'y'})
-    ops = bios.set_bios_ops(vm, {'ProcTurboMode': 'Disabled',
-                                 'NumCores': '2'})
-    assert ops == [jsonpatch.add(
-        '/metadata/annotations/sushy-kubevirt.io~1bios', ops[0]['value'])]
+    ops = bios.set_bios_ops(vm, {'ProcTurboMode': 'Disabled'}, VMI_A)
     after = jsonpatch.apply(vm, ops)
-    attrs = bios.bios(after)
-    assert attrs['ProcTurboMode'] == 'Disabled'
-    assert attrs['NumCores'] == '2'
-    assert attrs['QuietBoot'] == 'true'
-    assert bios.set_bios_ops(after, {'NumCores': '2'}) == []
-    reset = jsonpatch.apply(after, bios.reset_bios_ops(after))
-    assert bios.bios(reset) == bios.bios(vm)
-    assert reset['metadata']['annotations'] == {'x': 'y'}
-    assert bios.reset_bios_ops(reset) == []
+    assert json.loads(after['metadata']['annotations'][
+        bios.PENDING_ANNOTATION]) == {
+            'vmi': 'a', 'reset': False,
+            'attributes': {'ProcTurboMode': 'Disabled'}}
+    assert bios.bios(after, VMI_A)['ProcTurboMode'] == 'Enabled'
+    assert bios.settings(after, VMI_A)['ProcTurboMode'] == 'Disabled'
+    assert bios.pending(after, VMI_A) and not bios.consumed(after, VMI_A)
+    assert bios.bios(after, None)['ProcTurboMode'] == 'Enabled'
+    assert bios.bios(after, VMI_B)['ProcTurboMode'] == 'Disabled'
+    folded = jsonpatch.apply(after, bios.apply_pending_ops(after, VMI_B))
+    assert bios.PENDING_ANNOTATION not in folded['metadata']['annotations']
+    assert bios.bios(folded, None)['ProcTurboMode'] == 'Disabled'
+    assert bios.apply_pending_ops(folded, VMI_B) == []
+    assert bios.apply_pending_ops(after, VMI_A) == []
 
 
-def test_set_to_defaults_writes_nothing():
-    assert bios.set_bios_ops(fx.vm(), {'QuietBoot': 'true'}) == []
+def test_setting_the_current_value_clears_the_change():
+    vm = fx.vm()
+    after = jsonpatch.apply(vm, bios.set_bios_ops(
+        vm, {'ProcTurboMode': 'Disabled'}))
+    back = jsonpatch.apply(after, bios.set_bios_ops(
+        after, {'ProcTurboMode': 'Enabled'}))
+    assert not bios.pending(back)
+    assert bios.set_bios_ops(vm, {'QuietBoot': True}) == []
+
+
+def test_reset_at_next_boot():
+    vm = fx.vm(annotations={bios.BIOS_ANNOTATION: json.dumps(
+        {'ProcTurboMode': 'Disabled'})})
+    after = jsonpatch.apply(vm, bios.reset_bios_ops(vm, VMI_A))
+    assert bios.bios(after, VMI_A)['ProcTurboMode'] == 'Disabled'
+    assert bios.settings(after, VMI_A)['ProcTurboMode'] == 'Enabled'
+    assert bios.bios(after, VMI_B) == bios.bios(fx.vm(), VMI_B)
 
 
 def test_boot_mode_attributes_patch_firmware():
@@ -64,17 +84,28 @@ def test_boot_mode_attributes_patch_firmware():
     assert 'annotations' not in after['metadata']
 
 
-@pytest.mark.parametrize('attributes, error', [
-    ({'Bogus': '1'}, bios.UnknownAttribute),
-    ({'NumCores': '2', 'Bogus': '1'}, bios.UnknownAttribute),
-    ({'BootMode': 'UEFI'}, bios.InvalidAttributeValue),
-    ({'SecureBootStatus': 'On'}, bios.InvalidAttributeValue),
-    ({'NumCores': ['2']}, bios.InvalidAttributeValue),
+@pytest.mark.parametrize('attributes, message_id', [
+    ({'Bogus': '1'}, 'PropertyUnknown'),
+    ({'ProcTurboMode': 'Disabled', 'Bogus': '1'}, 'PropertyUnknown'),
+    ({'BootMode': 'UEFI'}, 'PropertyValueNotInList'),
+    ({'SecureBootStatus': 'On'}, 'PropertyValueNotInList'),
+    ({'ProcTurboMode': ['Enabled']}, 'PropertyValueTypeError'),
+    ({'QuietBoot': 'true'}, 'PropertyValueTypeError'),
+    ({'QuietBoot': 1}, 'PropertyValueTypeError'),
+    ({'SerialNumber': float('inf')}, 'PropertyValueTypeError'),
+    ({'SerialNumber': float('nan')}, 'PropertyValueTypeError'),
+    ({'SerialNumber': 'x' * 17}, 'StringValueTooLong'),
+    ({'SerialNumber': 'a\nb'}, 'StringValueTooLong'),
+    ({'NumCores': 12}, 'PropertyNotWritable'),
+    ({'L2Cache': '1 MB'}, 'PropertyNotWritable'),
+    ({}, 'PropertyValueTypeError'),
+    ([], 'PropertyValueTypeError'),
 ])
-def test_errors(attributes, error):
-    with pytest.raises(error) as exc:
+def test_errors(attributes, message_id):
+    with pytest.raises((bios.Refused, bios.Unknown)) as exc:
         bios.set_bios_ops(fx.vm(), attributes)
     assert exc.value.status == 400
+    assert exc.value.message_id == message_id
 
 
 def test_secure_boot_attribute_needs_uefi():
@@ -82,10 +113,12 @@ def test_secure_boot_attribute_needs_uefi():
         bios.set_bios_ops(fx.vm(), {'SecureBootStatus': 'Enabled'})
 
 
-def test_corrupt_annotation_reads_defaults():
+def test_corrupt_annotations_read_defaults():
     vm = fx.vm(annotations={bios.BIOS_ANNOTATION: '{oops',
+                            bios.PENDING_ANNOTATION: '[1]',
                             bios.VERSIONS_ANNOTATION: '[1]'})
-    assert bios.bios(vm)['L2Cache'] == '10x256 KB'
+    assert bios.bios(vm, VMI_B)['L2Cache'] == '10x256 KB'
+    assert not bios.pending(vm, VMI_B)
     assert bios.versions(vm) == {'BiosVersion': '1.0.0'}
 
 

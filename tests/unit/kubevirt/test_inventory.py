@@ -13,6 +13,7 @@
 import pytest
 from tests.unit.kubevirt import fixtures as fx
 
+from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt.kubevirt import inventory
 
 GI = 1024 ** 3
@@ -25,6 +26,7 @@ GI = 1024 ** 3
     ('1T', 10 ** 12), ('1.5Gi', 3 * 2 ** 29), ('0.5Gi', 2 ** 29),
     ('1e3', 1000), ('1E9', 10 ** 9), ('500m', 1), ('1500m', 2),
     (' 2Gi ', 2 * GI), ('.5Ki', 512), ('1234567', 1234567),
+    ('1.1Gi', 1181116007), ('1e9', 10 ** 9),
 ])
 def test_parse_quantity(quantity, expected):
     assert inventory.parse_quantity(quantity) == expected
@@ -147,7 +149,7 @@ def _storage_vm():
 
 
 def test_simple_storage_from_templates():
-    assert inventory.simple_storage(_storage_vm()) == {
+    assert inventory.simple_storage(disks.disks(_storage_vm())) == {
         'virtio': {'Id': 'virtio', 'Name': 'virtio', 'DeviceList': [
             {'Name': 'root', 'CapacityBytes': 40 * GI}]},
         'scsi': {'Id': 'scsi', 'Name': 'scsi', 'DeviceList': [
@@ -168,7 +170,7 @@ def test_simple_storage_with_objects():
          'spec': {'storage': {'resources': {
              'requests': {'storage': '50Gi'}}}}},
     ]
-    storage = inventory.simple_storage(_storage_vm(), objects)
+    storage = inventory.simple_storage(disks.disks(_storage_vm(), objects))
     assert storage['virtio']['DeviceList'] == [
         {'Name': 'root', 'CapacityBytes': 50 * GI},
         {'Name': 'pvc', 'CapacityBytes': 12 * GI}]
@@ -179,4 +181,26 @@ def test_simple_storage_with_objects():
 
 
 def test_simple_storage_empty():
-    assert inventory.simple_storage(fx.vm()) == {}
+    assert inventory.simple_storage(disks.disks(fx.vm())) == {}
+
+
+def test_disks_kinds_sizes_and_unknowns():
+    vm = _storage_vm()
+    vm['spec']['template']['spec']['domain']['devices']['disks'].append(
+        fx.disk('scratch'))
+    vm['spec']['template']['spec']['volumes'].append(
+        {'name': 'scratch', 'emptyDisk': {'capacity': '2Gi'}})
+    vmi = {'status': {'volumeStatus': [
+        {'name': 'pvc', 'persistentVolumeClaimInfo': {
+            'capacity': {'storage': '3Gi'}}}]}}
+    assert disks.disks(vm, vmi=vmi) == [
+        disks.Disk('root', 'virtio', 'disk', 40 * GI, 'dataVolume'),
+        disks.Disk('data', 'scsi', 'disk', 10 ** 9, 'dataVolume'),
+        disks.Disk('cd', 'sata', 'cdrom', None, 'dataVolume'),
+        disks.Disk('ci', 'virtio', 'disk', None, 'cloudInitNoCloud'),
+        disks.Disk('pvc', 'virtio', 'disk', 3 * GI,
+                   'persistentVolumeClaim'),
+        disks.Disk('lun', 'scsi', 'lun', None, 'persistentVolumeClaim'),
+        disks.Disk('missing', 'virtio', 'disk', None, 'dataVolume'),
+        disks.Disk('scratch', 'virtio', 'disk', 2 * GI, 'emptyDisk')]
+    assert list(disks.buses(disks.disks(vm))) == ['virtio', 'scsi', 'sata']

@@ -1,0 +1,240 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Everything the Ironic lifecycle test runs, on loopback, stopped on exit.
+
+* the simulator (in this process, so its request log can be read);
+* the emulator under gunicorn, 2 workers x 2 threads, against it;
+* an HTTP server for the boot ISO and Ironic's ``http_root``;
+* Ironic (PyPI, pinned by ``tox -e ironic``) in standalone mode: one
+  ``ironic`` process (API and conductor), sqlite, noauth,
+  ``rpc_transport = none``, no message bus.
+"""
+
+import contextlib
+import functools
+import http.server
+import os
+import subprocess
+import sys
+import threading
+
+import requests
+from tests.functional.emulator import harness
+from tests.ironic import iso
+
+from sushy_kubevirt.simulator import Simulator
+
+BIN = os.path.dirname(sys.executable)
+STAGES = {'Scheduling': 0.2, 'Scheduled': 0.2, 'Running': 0.3}
+ISO_NAME = 'tiny.iso'
+READY_TIMEOUT = 120.0
+WORKERS = 2
+#: Ironic's defaults that the lifecycle must hold with, spelled out.
+POWER_SYNC_INTERVAL = 60
+
+IRONIC_CONF = """\
+[DEFAULT]
+auth_strategy = noauth
+rpc_transport = none
+host = sushy-kubevirt-ci
+state_path = {state}
+tempdir = {tmp}
+log_file = {log}
+debug = true
+use_stderr = false
+enabled_hardware_types = redfish
+enabled_bios_interfaces = redfish
+enabled_boot_interfaces = redfish-virtual-media
+enabled_console_interfaces = no-console
+enabled_deploy_interfaces = ramdisk
+default_deploy_interface = ramdisk
+enabled_firmware_interfaces = no-firmware
+enabled_inspect_interfaces = redfish
+enabled_management_interfaces = redfish
+enabled_network_interfaces = noop
+enabled_power_interfaces = redfish
+enabled_raid_interfaces = no-raid
+enabled_rescue_interfaces = no-rescue
+enabled_storage_interfaces = noop
+enabled_vendor_interfaces = no-vendor
+
+[api]
+host_ip = 127.0.0.1
+port = {api_port}
+
+[conductor]
+automated_clean = false
+sync_power_state_interval = {sync}
+force_power_state_during_sync = true
+deploy_callback_timeout = 600
+
+[database]
+connection = sqlite:///{state}/ironic.sqlite
+
+[deploy]
+http_root = {http_root}
+http_url = {http_url}
+iso_master_path = {state}/master_iso_images
+default_boot_mode = uefi
+
+[dhcp]
+dhcp_provider = none
+
+[pxe]
+images_path = {state}/images
+instance_master_path = {state}/master_images
+tftp_root = {state}/tftpboot
+tftp_master_path = {state}/tftpboot/master_images
+
+[redfish]
+firmware_update_status_interval = 5
+
+[oslo_concurrency]
+lock_path = {state}/locks
+"""
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+
+
+@contextlib.contextmanager
+def http_server(root):
+    """Serve ``root`` on 127.0.0.1; yields the base URL."""
+    handler = functools.partial(_Quiet, directory=root)
+    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield 'http://127.0.0.1:%d' % server.server_port
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+class Ironic(harness.Process):
+    """The ``ironic`` all-in-one process and its REST API."""
+
+    def __init__(self, tmp, http_root, http_url):
+        self.tmp = tmp
+        port = harness.free_port()
+        state = os.path.join(tmp, 'ironic')
+        for sub in ('', 'locks', 'tmp'):
+            os.makedirs(os.path.join(state, sub), exist_ok=True)
+        self.ironic_log = os.path.join(tmp, 'ironic.log')
+        self.conf = os.path.join(tmp, 'ironic.conf')
+        with open(self.conf, 'w') as out:
+            out.write(IRONIC_CONF.format(
+                state=state, tmp=os.path.join(state, 'tmp'),
+                log=self.ironic_log, api_port=port, http_root=http_root,
+                http_url=http_url, sync=POWER_SYNC_INTERVAL))
+        super().__init__([os.path.join(BIN, 'ironic'), '--config-file',
+                          self.conf], port,
+                         os.path.join(tmp, 'ironic.out'))
+
+    def start(self):
+        subprocess.run([os.path.join(BIN, 'ironic-dbsync'), '--config-file',
+                        self.conf, 'create_schema'], check=True,
+                       capture_output=True, timeout=120)
+        return super().start()
+
+    def wait_ready(self, timeout=READY_TIMEOUT):
+        def ready():
+            if self.proc.poll() is not None:
+                raise AssertionError('ironic exited with %s:\n%s'
+                                     % (self.proc.returncode, self.tail()))
+            try:
+                drivers = requests.get(self.url + '/v1/drivers', timeout=5)
+            except requests.RequestException:
+                return False
+            return drivers.ok and any(
+                d['name'] == 'redfish' for d in drivers.json()['drivers'])
+        harness.wait_until(ready, timeout, 0.5, 'ironic ready')
+        return self
+
+    def tail(self, lines=60):
+        try:
+            with open(self.ironic_log, errors='replace') as log:
+                return ''.join(log.readlines()[-lines:])
+        except OSError:
+            return self.log()
+
+    def log_text(self):
+        with open(self.ironic_log, errors='replace') as log:
+            return log.read()
+
+
+class Stack:
+    """Simulator, emulator, image server and Ironic; ``with Stack(...)``."""
+
+    def __init__(self, tmp, vms=3):
+        self.tmp = str(tmp)
+        self.vms = vms
+        self._exit = contextlib.ExitStack()
+        self.sim = self.emulator = self.ironic = None
+        self.http_url = self.iso_url = None
+
+    def __enter__(self):
+        try:
+            self._start()
+        except BaseException:
+            self._exit.close()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        self._exit.close()
+
+    def _start(self):
+        self.sim = self._exit.enter_context(Simulator(
+            vms=self.vms, stage_delays=STAGES))
+        http_root = os.path.join(self.tmp, 'httpboot')
+        os.makedirs(os.path.join(http_root, 'images'))
+        with open(os.path.join(http_root, 'images', ISO_NAME), 'wb') as out:
+            out.write(iso.tiny_iso())
+        self.http_url = self._exit.enter_context(http_server(http_root))
+        self.iso_url = '%s/images/%s' % (self.http_url, ISO_NAME)
+        kubeconfig = self.sim.write_kubeconfig(
+            os.path.join(self.tmp, 'kubeconfig'))
+        config = harness.write_config(
+            os.path.join(self.tmp, 'emulator.conf'), kubeconfig)
+        self.emulator = harness.emulator_process(
+            'gunicorn', config, _Path(self.tmp))
+        self._exit.callback(self.emulator.stop)
+        self.ironic = Ironic(self.tmp, http_root, self.http_url)
+        self._exit.callback(self.ironic.stop)
+        self.emulator.start()
+        self.ironic.start()
+        self.emulator.wait_ready()
+        self._warm_up()
+        self.ironic.wait_ready()
+
+    def _warm_up(self):
+        """Let both gunicorn workers sync their watch caches."""
+        def synced():
+            for _ in range(4):
+                requests.get(self.emulator.url + '/redfish/v1/Systems',
+                             timeout=10)
+            return self.sim.request_log.count(
+                verb='list', resource='virtualmachines') >= WORKERS
+        harness.wait_until(synced, 30, 0.2, 'both workers synced')
+
+
+class _Path(str):
+    """``tmp / name`` for :func:`harness.emulator_process`."""
+
+    def __truediv__(self, name):
+        return os.path.join(self, name)
