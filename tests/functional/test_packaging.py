@@ -56,7 +56,8 @@ CLUSTER_RULES = {
     **{('subresources.kubevirt.io', r): ['update'] for r in SUBRESOURCES},
     ('cdi.kubevirt.io', 'datavolumes'): ['get', 'list', 'watch', 'create',
                                          'delete'],
-    ('', 'secrets'): ['get', 'create', 'delete'],
+    # Media credentials (get, create, delete) and Redfish sessions (all).
+    ('', 'secrets'): ['get', 'list', 'create', 'patch', 'delete'],
 }
 NAMESPACE_RULES = {**CLUSTER_RULES, ('', 'namespaces'): ['get']}
 
