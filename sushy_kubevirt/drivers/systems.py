@@ -45,6 +45,7 @@ from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import inventory
 from sushy_kubevirt.kubevirt import power
+from sushy_kubevirt.kubevirt import refusals
 from sushy_kubevirt.kubevirt import versions
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import sessions
@@ -274,14 +275,21 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         VMI (1 more GET). The returned VM is then the live one, which
         :func:`~sushy_kubevirt.drivers.vmedia.check_power_on` needs.
         Another worker's or replica's start, stop or InsertMedia that this
-        process's watch has not delivered yet is so never missed.
+        process's watch has not delivered yet is so never missed. A
+        refusal for a transition in progress is confirmed the same way,
+        VMI included (2 GETs): a lagging cache may still be replaying a
+        transition that is over.
         """
-        calls = power.reset_plan(state, vm, self._vmi(vm))
+        try:
+            calls = power.reset_plan(state, vm, self._vmi(vm))
+        except refusals.TransitionInProgress:
+            calls = None
         if calls and not any(power.starts(call) for call in calls):
             return vm, calls
         namespace, name = identity.key(vm)
         live = self.cluster.get_vm_live(namespace, name)
-        if _resource_version(live) == _resource_version(vm):
+        if calls is not None and \
+                _resource_version(live) == _resource_version(vm):
             return live, calls
         vmi = self.cluster.get_vmi_live(namespace, name)
         return live, power.reset_plan(state, live, vmi)
