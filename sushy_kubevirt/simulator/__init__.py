@@ -17,6 +17,8 @@ request log and the authorizer; ``kubevirt``, ``cdi`` and ``objects``
 install controllers and subresources and seed objects.
 """
 
+import logging
+import os
 import threading
 import time
 
@@ -25,12 +27,13 @@ from sushy_kubevirt.simulator import auth
 from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import kubeconfig
-from sushy_kubevirt.simulator import kubevirt
 from sushy_kubevirt.simulator import objects
 from sushy_kubevirt.simulator import requestlog
-from sushy_kubevirt.simulator import store as storemod
+from sushy_kubevirt.simulator import schemas
+from sushy_kubevirt.simulator import storage
+from sushy_kubevirt.simulator import virt
 
-ResourceType = storemod.ResourceType
+ResourceType = storage.ResourceType
 
 NAMESPACES = ResourceType('', 'v1', 'namespaces', 'Namespace',
                           namespaced=False, short_names=('ns',))
@@ -50,6 +53,7 @@ STORAGECLASSES = ResourceType('storage.k8s.io', 'v1', 'storageclasses',
 CORE_RESOURCES = (NAMESPACES, SECRETS, CONFIGMAPS, PVCS, PVS, EVENTS,
                   STORAGECLASSES)
 ADMIN_TOKEN = 'sushy-kubevirt-admin'
+LOG = logging.getLogger(__name__)
 
 
 class Simulator:
@@ -61,7 +65,8 @@ class Simulator:
                  bookmark_interval=60.0, min_request_timeout=1800.0,
                  token=ADMIN_TOKEN, seed=None, start_rv=1_000_000,
                  too_large_wait=3.0, watchlist_enabled=True,
-                 watch_backlog_limit=None, install=True, guest_agent=False):
+                 watch_backlog_limit=None, install=True, guest_agent=False,
+                 crd_schemas=None):
         self.host = host
         # Default for VMIs without the guest-agent template annotation.
         self.guest_agent = guest_agent
@@ -76,9 +81,13 @@ class Simulator:
         self.token = token
         self.seed = seed
         self.install = install
-        self.store = storemod.Store(start_rv=start_rv,
-                                    history_size=history_size,
-                                    watch_backlog_limit=watch_backlog_limit)
+        # CRD schema directory; None: $SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS.
+        self.crd_schemas = crd_schemas or os.environ.get(schemas.ENV) or None
+        self.schemas = (schemas.load_dir(self.crd_schemas)
+                        if self.crd_schemas else {})
+        self.store = storage.Store(start_rv=start_rv,
+                                   history_size=history_size,
+                                   watch_backlog_limit=watch_backlog_limit)
         self.faults = faults.Faults(latency_ms=latency_ms, max_qps=max_qps,
                                     max_inflight=max_inflight)
         self.request_log = requestlog.RequestLog()
@@ -132,9 +141,24 @@ class Simulator:
         return self
 
     def _install(self):
-        self.components['kubevirt'] = kubevirt.install(self)
+        self.components['kubevirt'] = virt.install(self)
         self.components['cdi'] = cdi.install(self)
+        self._set_schemas()
         objects.seed(self, self.vms, self.namespaces)
+
+    def _set_schemas(self):
+        """Validate the served custom resources that have a schema."""
+        if not self.schemas:
+            LOG.info('no CRD schema directory (--crd-schemas or $%s): '
+                     'custom resources are neither validated nor pruned',
+                     schemas.ENV)
+            return
+        for rt in self.store.resources():
+            schema = self.schemas.get('%s.%s' % (rt.plural, rt.group))
+            if schema is not None and schema.version == rt.version:
+                self.store.set_schema(rt, schema)
+        LOG.info('validating and pruning %s against the CRD schemas in %s',
+                 ', '.join(sorted(self.schemas)), self.crd_schemas)
 
     def stop(self):
         """Close every watch and socket and stop controllers."""

@@ -20,7 +20,7 @@ the message format of a denying webhook behind kube-apiserver.
 
 import uuid
 
-from sushy_kubevirt.simulator import status
+from sushy_kubevirt.simulator import apistatus
 
 WEBHOOK = 'virtualmachine-validator.kubevirt.io'
 FIRMWARE_UUID_NAMESPACE = uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895')
@@ -125,7 +125,7 @@ def validate_vm(vm):
 def denied(causes):
     """The 422 kube-apiserver returns when the webhook denies a request."""
     message = ', '.join(c['message'] for c in causes)
-    return status.ApiError(
+    return apistatus.ApiError(
         422, 'Invalid',
         'admission webhook "%s" denied the request: %s' % (WEBHOOK, message),
         details={'causes': causes})

@@ -15,7 +15,7 @@
 import fnmatch
 import threading
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
 
 
 class Authorizer:
@@ -42,7 +42,7 @@ class Authorizer:
         user = self.tokens.get(token.strip()) \
             if scheme.lower() == 'bearer' else None
         if user is None:
-            raise st.unauthorized()
+            raise apistatus.unauthorized()
         return user
 
     def _add(self, allow, user, verb, namespace, resource, group):

@@ -28,17 +28,19 @@ import threading
 import urllib.error
 import urllib.request
 
-from sushy_kubevirt.simulator import clock as sim_clock
+from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import garbagecollector
-from sushy_kubevirt.simulator import status as sim_status
-from sushy_kubevirt.simulator import store as sim_store
+from sushy_kubevirt.simulator import storage
 
 LOG = logging.getLogger(__name__)
 
 GROUP = 'cdi.kubevirt.io'
 VERSION = 'v1beta1'
-DV_RT = sim_store.ResourceType(GROUP, VERSION, 'datavolumes', 'DataVolume',
-                               short_names=('dv', 'dvs'))
+DV_RT = storage.ResourceType(GROUP, VERSION, 'datavolumes', 'DataVolume',
+                             short_names=('dv', 'dvs'))
+CDI_CONTROLLER = 'cdi-controller'  # field managers
+KUBE_CONTROLLER_MANAGER = 'kube-controller-manager'
 ANN_IMMEDIATE = 'cdi.kubevirt.io/storage.bind.immediate.requested'
 ANN_DEFAULT_SC = 'storageclass.kubernetes.io/is-default-class'
 FILESYSTEM_OVERHEAD = 0.055
@@ -99,7 +101,7 @@ def storage_spec(dv):
 
 
 def _condition(ctype, value, reason='', message=''):
-    stamp = sim_store.now_iso()
+    stamp = storage.now_iso()
     return {'type': ctype, 'status': value, 'reason': reason,
             'message': message, 'lastTransitionTime': stamp,
             'lastHeartbeatTime': stamp}
@@ -188,8 +190,10 @@ class DataVolumeController:
 
     def __init__(self, sim):
         self.sim = sim
-        self.store = sim.store
-        self.delays, self.scheduler = sim_clock.for_controller(
+        self.store = storage.Manager(sim.store, CDI_CONTROLLER)
+        # PVC binding and garbage collection: kube-controller-manager's.
+        self.kcm = storage.Manager(sim.store, KUBE_CONTROLLER_MANAGER)
+        self.delays, self.scheduler = clock.for_controller(
             sim, DEFAULT_DELAYS, 'sim-cdi')
         self.gc = garbagecollector.OwnerGC(self.store, self.scheduler)
         self._stop = threading.Event()
@@ -301,11 +305,11 @@ class DataVolumeController:
     def bind(self, pvc):
         ns, name = pvc['metadata']['namespace'], pvc['metadata']['name']
         volume = 'pvc-%s' % pvc['metadata']['uid']
-        self.store.mutate(self.pvc_rt, ns, name, lambda o: o['spec'].
-                          setdefault('volumeName', volume))
-        self.store.mutate(self.pvc_rt, ns, name,
-                          lambda o: o.__setitem__('status', bound_status(o)),
-                          subresource='status')
+        self.kcm.mutate(self.pvc_rt, ns, name, lambda o: o['spec'].
+                        setdefault('volumeName', volume))
+        self.kcm.mutate(self.pvc_rt, ns, name,
+                        lambda o: o.__setitem__('status', bound_status(o)),
+                        subresource='status')
 
     def set_status(self, dv, phase, conditions, **fields):
         """Move ``dv`` forward to ``phase``; never backwards from final."""
@@ -323,7 +327,7 @@ class DataVolumeController:
             status['claimName'] = obj['metadata']['name']
             status.update(fields)
             set_conditions(status, *conditions)
-        with sim_status.ignoring(404):
+        with apistatus.ignoring(404):
             self.store.mutate(DV_RT, dv['metadata']['namespace'],
                               dv['metadata']['name'], change,
                               subresource='status')
@@ -444,7 +448,7 @@ class DataVolumeController:
             if (obj['metadata']['uid'] == dv['metadata']['uid']
                     and status.get('phase') not in FINAL):
                 succeeded_status(status, name)
-        with sim_status.ignoring(404):
+        with apistatus.ignoring(404):
             self.store.mutate(DV_RT, dv['metadata']['namespace'], name, done,
                               subresource='status')
 

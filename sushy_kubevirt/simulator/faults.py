@@ -23,7 +23,7 @@ import re
 import threading
 import time
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
 
 STREAM_ACTIONS = ('watch_error', 'drop', 'stall', 'close')
 
@@ -144,8 +144,8 @@ class Faults:
         if rule:
             params = rule.params
             if params['code'] == 429:
-                raise st.too_many_requests(params['retry_after'] or 1)
-            error = st.from_code(params['code'], params['message'])
+                raise apistatus.too_many_requests(params['retry_after'] or 1)
+            error = apistatus.from_code(params['code'], params['message'])
             if params['retry_after'] is not None:
                 error.headers['Retry-After'] = str(params['retry_after'])
             raise error
@@ -168,12 +168,12 @@ class Faults:
                                    (now - self._refilled) * self.max_qps)
                 self._refilled = now
                 if self._tokens < 1.0:
-                    raise st.too_many_requests(1)
+                    raise apistatus.too_many_requests(1)
                 self._tokens -= 1.0
             if long_running:
                 return lambda: None
             if self.max_inflight and self._inflight >= self.max_inflight:
-                raise st.too_many_requests(1)
+                raise apistatus.too_many_requests(1)
             self._inflight += 1
         released = []
 

@@ -62,9 +62,12 @@ def test_put_without_resource_version_is_invalid(custom):
     assert exc.value.status == 422
     status = h.body(exc.value)
     assert status['reason'] == 'Invalid'
+    # The registry store names the resource, not the kind, here.
     assert status['message'] == (
-        'Widget.sim.example.com "w1" is invalid: metadata.resourceVersion: '
+        'widgets.sim.example.com "w1" is invalid: metadata.resourceVersion: '
         'Invalid value: 0x0: must be specified for an update')
+    assert status['details']['kind'] == 'widgets'
+    assert status['details']['group'] == 'sim.example.com'
     assert status['details']['causes'] == [{
         'reason': 'FieldValueInvalid', 'field': 'metadata.resourceVersion',
         'message': 'Invalid value: 0x0: must be specified for an update'}]

@@ -16,7 +16,7 @@ import pytest
 from tests.functional.simulator import test_kubevirt_lifecycle as kv
 from tests.functional.simulator import test_kubevirt_subresources as sub
 
-from sushy_kubevirt.simulator import kubevirt
+from sushy_kubevirt.simulator import virt
 
 pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=kv.TINY)
 
@@ -27,7 +27,7 @@ def make_vm(name, agent=None, **options):
                                          **options))
     if agent is not None:
         vm['spec']['template']['metadata'].setdefault('annotations', {})[
-            kubevirt.ANN_GUEST_AGENT] = agent
+            virt.ANN_GUEST_AGENT] = agent
     return vm
 
 
@@ -37,7 +37,7 @@ def create(custom, vm):
 
 
 def agent(obj):
-    return kubevirt.condition(obj, 'AgentConnected')
+    return virt.condition(obj, 'AgentConnected')
 
 
 def wait_agent(sim, custom, name):
@@ -91,7 +91,7 @@ def test_softreboot_keeps_the_vmi_and_reconnects_the_agent(simulator,
     seen = []
     simulator.store.subscribe(
         lambda event, rt, obj, old: seen.append(agent(obj))
-        if rt.key == kubevirt.VMI_RT.key else None)
+        if rt.key == virt.VMI_RT.key else None)
     assert kv.action(custom, 'sr', 'softreboot',
                      plural=kv.VMIS).status_code == 200
     after = wait_agent(simulator, custom, 'sr')

@@ -18,8 +18,8 @@ from kubernetes import client
 import pytest
 from tests.functional.simulator import conftest as h
 
-from sushy_kubevirt.simulator import kubevirt
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import virt
 
 G, V = 'kubevirt.io', 'v1'
 VMS, VMIS = 'virtualmachines', 'virtualmachineinstances'
@@ -86,7 +86,7 @@ def patch_vm(custom, name, ops):
 
 def crash(sim, name, phase='Failed'):
     """The guest ends by itself (simulated workload)."""
-    sim.store.mutate(kubevirt.VMI_RT, 'default', name,
+    sim.store.mutate(virt.VMI_RT, 'default', name,
                      lambda vmi: vmi['status'].update(phase=phase),
                      subresource='status')
 
@@ -143,7 +143,7 @@ def test_generated_mac_is_stable(simulator, custom):
     custom.create_namespaced_custom_object(G, V, 'default', VMS, vm)
     _vm, vmi = wait_running(simulator, custom, 'mac')
     assert vmi['status']['interfaces'][0]['mac'] == \
-        kubevirt.stable_mac('default', 'mac', 'default')
+        virt.stable_mac('default', 'mac', 'default')
 
 
 def test_halted_start_then_stop(simulator, custom):

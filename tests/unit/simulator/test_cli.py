@@ -18,14 +18,14 @@ import pytest
 
 from sushy_kubevirt.simulator import __main__ as cli
 from sushy_kubevirt.simulator import clock
-from sushy_kubevirt.simulator import kubevirt
+from sushy_kubevirt.simulator import virt
 
 
 def test_guest_agent_flag_and_stage_delay():
     args = cli.parse_args(['--kubeconfig', 'kc', '--guest-agent',
                            '--stage-delays', 'running=1,agentconnected=2'])
     assert args.guest_agent is True
-    delays = clock.stage_delays(kubevirt.DEFAULT_DELAYS, args.stage_delays)
+    delays = clock.stage_delays(virt.DEFAULT_DELAYS, args.stage_delays)
     assert delays['Running'] == 1.0 and delays['AgentConnected'] == 2.0
     assert cli.parse_args(['--kubeconfig', 'kc']).guest_agent is False
 

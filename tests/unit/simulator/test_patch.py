@@ -16,8 +16,8 @@ import json
 
 import pytest
 
-from sushy_kubevirt.simulator import patch
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import patches
 
 DOC = {'metadata': {'resourceVersion': '5', 'a/b': 1},
        'spec': {'list': [1, 2], 'keep': True}}
@@ -28,7 +28,7 @@ def _ops(*ops):
 
 
 def test_json_patch_operations_do_not_touch_input():
-    out = patch.json_patch(DOC, _ops(
+    out = patches.json_patch(DOC, _ops(
         {'op': 'test', 'path': '/metadata/resourceVersion', 'value': '5'},
         {'op': 'add', 'path': '/spec/list/1', 'value': 9},
         {'op': 'add', 'path': '/spec/list/-', 'value': 3},
@@ -51,8 +51,8 @@ def test_json_patch_operations_do_not_touch_input():
     {'op': 'add', 'path': '/no/such/parent', 'value': 1},
 ])
 def test_json_patch_not_applicable_is_generic_422(op):
-    with pytest.raises(st.ApiError) as exc:
-        patch.json_patch(DOC, _ops(op))
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.json_patch(DOC, _ops(op))
     assert exc.value.code == 422
     assert exc.value.to_status()['details'] == {}
     assert exc.value.message == ('the server rejected our request due to '
@@ -62,28 +62,28 @@ def test_json_patch_not_applicable_is_generic_422(op):
 @pytest.mark.parametrize('body', [b'{"op": "add"}', b'[{"op": "nope"}]',
                                   b'not json'])
 def test_malformed_json_patch_is_400(body):
-    with pytest.raises(st.ApiError) as exc:
-        patch.json_patch(DOC, body)
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.json_patch(DOC, body)
     assert exc.value.code == 400
 
 
 def test_merge_patch_rfc7386():
-    out = patch.merge_patch(DOC, b'{"spec": {"keep": null, "list": [3]},'
-                                 b' "status": {"x": 1}}')
+    out = patches.merge_patch(DOC, b'{"spec": {"keep": null, "list": [3]},'
+                              b' "status": {"x": 1}}')
     assert out['spec'] == {'list': [3]}
     assert out['status'] == {'x': 1}
 
 
 def test_apply_requires_field_manager_and_merges():
-    with pytest.raises(st.ApiError) as exc:
-        patch.apply(patch.APPLY_PATCH, DOC, b'{}')
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.apply(patches.APPLY_PATCH, DOC, b'{}')
     assert exc.value.code == 400
-    out = patch.apply(patch.APPLY_PATCH, DOC, b'spec:\n  keep: false\n',
-                      'mgr')
+    out = patches.apply(patches.APPLY_PATCH, DOC, b'spec:\n  keep: false\n',
+                        'mgr')
     assert out['spec']['keep'] is False
 
 
 def test_strategic_merge_is_415():
-    with pytest.raises(st.ApiError) as exc:
-        patch.apply(patch.STRATEGIC_MERGE_PATCH, DOC, b'{}')
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.apply(patches.STRATEGIC_MERGE_PATCH, DOC, b'{}')
     assert exc.value.code == 415

@@ -21,8 +21,8 @@ error in ``NewGenericServerResponse`` and drops its text.
 
 import json
 
-from sushy_kubevirt.simulator import status as st
-from sushy_kubevirt.simulator import store
+from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import storage
 
 JSON_PATCH = 'application/json-patch+json'
 MERGE_PATCH = 'application/merge-patch+json'
@@ -114,23 +114,23 @@ def _decode(body):
     try:
         ops = json.loads(body)
     except ValueError as exc:
-        raise st.bad_request(str(exc))
+        raise apistatus.bad_request(str(exc))
     if not isinstance(ops, list):
-        raise st.bad_request('json: cannot unmarshal object into Go value '
-                             'of type jsonpatch.Patch')
+        raise apistatus.bad_request('json: cannot unmarshal object into Go value '
+                                    'of type jsonpatch.Patch')
     for op in ops:
         if not isinstance(op, dict) or op.get('op') not in (
                 'add', 'remove', 'replace', 'move', 'copy', 'test'):
-            raise st.bad_request('Unexpected kind: %s'
-                                 % (op.get('op') if isinstance(op, dict)
-                                    else op))
+            raise apistatus.bad_request('Unexpected kind: %s'
+                                        % (op.get('op') if isinstance(op, dict)
+                                           else op))
     return ops
 
 
 def json_patch(doc, body):
     """Apply a JSON patch document (bytes) to ``doc``; return the result."""
     ops = _decode(body)
-    doc = store.clone(doc)
+    doc = storage.clone(doc)
     try:
         for op in ops:
             kind = op['op']
@@ -138,33 +138,33 @@ def json_patch(doc, body):
             if kind in ('add', 'replace', 'test') and 'value' not in op:
                 raise NotApplicable('missing value')
             if kind == 'add':
-                doc = _add(doc, parts, store.clone(op['value']))
+                doc = _add(doc, parts, storage.clone(op['value']))
             elif kind == 'remove':
                 _remove(doc, parts)
             elif kind == 'replace':
                 _get(doc, parts)
                 if parts:
                     _remove(doc, parts)
-                doc = _add(doc, parts, store.clone(op['value']))
+                doc = _add(doc, parts, storage.clone(op['value']))
             elif kind == 'test':
                 if _get(doc, parts) != op['value']:
                     raise NotApplicable('test failed')
             else:
                 source = _pointer(op.get('from', ''))
-                value = store.clone(_get(doc, source))
+                value = storage.clone(_get(doc, source))
                 if kind == 'move':
                     _remove(doc, source)
                 doc = _add(doc, parts, value)
     except NotApplicable:
-        raise st.patch_not_applied()
+        raise apistatus.patch_not_applied()
     return doc
 
 
 def merge(target, patch):
     """RFC 7386 merge; returns a new value."""
     if not isinstance(patch, dict):
-        return store.clone(patch)
-    result = store.clone(target) if isinstance(target, dict) else {}
+        return storage.clone(patch)
+    result = storage.clone(target) if isinstance(target, dict) else {}
     for key, value in patch.items():
         if value is None:
             result.pop(key, None)
@@ -181,18 +181,18 @@ def _load(body):
     try:
         import yaml
     except ImportError:
-        raise st.bad_request('the body of the request is not valid JSON')
+        raise apistatus.bad_request('the body of the request is not valid JSON')
     try:
         return yaml.safe_load(body)
     except yaml.YAMLError as exc:
-        raise st.bad_request('error decoding YAML: %s' % exc)
+        raise apistatus.bad_request('error decoding YAML: %s' % exc)
 
 
 def merge_patch(doc, body):
     patch = _load(body)
     if not isinstance(patch, dict):
-        raise st.bad_request('json: cannot unmarshal array into Go value of '
-                             'type map[string]interface {}')
+        raise apistatus.bad_request('json: cannot unmarshal array into Go value of '
+                                    'type map[string]interface {}')
     return merge(doc, patch)
 
 
@@ -203,12 +203,12 @@ def apply_patch(doc, body, field_manager):
     modelled.
     """
     if not field_manager:
-        raise st.bad_request('PatchOptions.meta.k8s.io "" is invalid: '
-                             'fieldManager: Required value: is required '
-                             'for apply patch')
+        raise apistatus.bad_request('PatchOptions.meta.k8s.io "" is invalid: '
+                                    'fieldManager: Required value: is required '
+                                    'for apply patch')
     patch = _load(body)
     if not isinstance(patch, dict):
-        raise st.bad_request('apply patch must be an object')
+        raise apistatus.bad_request('apply patch must be an object')
     return merge(doc or {}, patch)
 
 
@@ -221,4 +221,4 @@ def apply(content_type, doc, body, field_manager=None):
         return merge_patch(doc, body)
     if media == APPLY_PATCH:
         return apply_patch(doc, body, field_manager)
-    raise st.unsupported_media_type(ACCEPTED)
+    raise apistatus.unsupported_media_type(ACCEPTED)
