@@ -16,17 +16,24 @@ The DataVolume controller keeps a PVC of the same name (owned by the
 DataVolume) and walks ``status.phase`` through WaitForFirstConsumer,
 ImportScheduled, ImportInProgress and Succeeded or Failed.  HTTP imports
 really fetch the URL (with the Secret's credentials and the ConfigMap's CA
-certificates) on an importer thread.  ``install`` also starts the
-ownerReference garbage collector (``garbagecollector``).
+certificates) on an importer thread. A URL that cannot be fetched at all
+(control characters, a malformed host, not http(s)) fails the import at
+once. As Go's net/http (CDI's importer) does, the credentials follow a
+redirect only to the same host or one of its subdomains. ``install``
+also starts the ownerReference garbage collector (``garbagecollector``).
 """
 
 import base64
+import json
 import logging
-import re
+import math
 import ssl
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
+
+from kubernetes import utils
 
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import clock
@@ -49,9 +56,6 @@ FINAL = ('Succeeded', 'Failed')
 ORDER = ('', 'Pending', 'WaitForFirstConsumer', 'ImportScheduled',
          'ImportInProgress', 'Succeeded', 'Failed')
 CHUNK = 256 * 1024
-_SUFFIXES = {'': 1, 'k': 10 ** 3, 'M': 10 ** 6, 'G': 10 ** 9,
-             'T': 10 ** 12, 'P': 10 ** 15, 'Ki': 2 ** 10, 'Mi': 2 ** 20,
-             'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'm': 0.001}
 
 
 class ImportFailed(Exception):
@@ -59,11 +63,12 @@ class ImportFailed(Exception):
 
 
 def parse_quantity(text):
-    """Bytes in a Kubernetes quantity such as ``10Gi`` or ``1.5G``."""
-    match = re.fullmatch(r'([0-9.]+)([a-zA-Z]*)', str(text).strip())
-    if not match or match.group(2) not in _SUFFIXES:
-        raise ValueError('invalid quantity %r' % text)
-    return int(float(match.group(1)) * _SUFFIXES[match.group(2)])
+    """Bytes in a Kubernetes quantity (``10Gi``, ``1.5G``, ``1e9``).
+
+    Rounded up to an integer, as ``resource.Quantity.Value()``; raises
+    ValueError.
+    """
+    return math.ceil(utils.parse_quantity(text))
 
 
 def owner_ref(owner):
@@ -183,6 +188,51 @@ def adopt(store, dv, owner):
     store.mutate(DV_RT, dv['metadata']['namespace'], dv['metadata']['name'],
                  lambda o: o['metadata'].__setitem__(
                      'ownerReferences', [owner_ref(owner)]))
+
+
+def checked_url(url):
+    """``url`` if the importer can request it, else ImportFailed."""
+    if not isinstance(url, str) or not url:
+        raise ImportFailed('Unable to connect to http data source: no URL')
+    if any(ord(c) < 0x21 or ord(c) == 0x7f for c in url):
+        raise ImportFailed('Unable to connect to http data source: invalid '
+                           'URL %s: contains a control character or '
+                           'space' % _printable(url))
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname
+        if parts.port == 0:  # reading .port raises ValueError if bad
+            raise ValueError('port 0')
+    except ValueError as exc:
+        raise ImportFailed('Unable to connect to http data source: invalid '
+                           'URL %s: %s' % (_printable(url), exc))
+    if parts.scheme not in ('http', 'https') or not host:
+        raise ImportFailed('Unable to connect to http data source: invalid '
+                           'URL %s: expected http(s)://host/path'
+                           % _printable(url))
+    return url
+
+
+def _printable(url):
+    return json.dumps(url)
+
+
+def _same_site(initial, target):
+    """Go's isDomainOrSubdomain on the two URLs' host names."""
+    sub = (urllib.parse.urlsplit(target).hostname or '').lower()
+    parent = (urllib.parse.urlsplit(initial).hostname or '').lower()
+    return sub == parent or sub.endswith('.' + parent)
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects; credentials only to the same host or below."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        auth = req.unredirected_hdrs.get('Authorization')
+        if new is not None and auth and _same_site(req.full_url, newurl):
+            new.add_unredirected_header('Authorization', auth)
+        return new
 
 
 class DataVolumeController:
@@ -357,15 +407,19 @@ class DataVolumeController:
             self.set_status(dv, 'Failed', [
                 _condition('Ready', 'False'),
                 _condition('Running', 'False', 'Error', str(exc))])
-        except Exception:
+        except Exception as exc:  # noqa: broad: never leave it scheduled
             LOG.exception('importer failed for %s', dv['metadata']['name'])
+            self.set_status(dv, 'Failed', [
+                _condition('Ready', 'False'),
+                _condition('Running', 'False', 'Error',
+                           'Unable to process data: %s' % exc)])
         finally:
             with self._lock:
                 self._imports.pop(dv['metadata']['uid'], None)
 
     def _request(self, dv, http):
         ns = dv['metadata']['namespace']
-        request = urllib.request.Request(http['url'])
+        request = urllib.request.Request(checked_url(http.get('url')))
         for header in http.get('extraHeaders') or ():
             key, _sep, value = header.partition(':')
             request.add_header(key.strip(), value.strip())
@@ -375,7 +429,9 @@ class DataVolumeController:
             password = base64.b64decode(data.get('secretKey', '')).decode()
             token = base64.b64encode(
                 ('%s:%s' % (user, password)).encode()).decode()
-            request.add_header('Authorization', 'Basic ' + token)
+            # Not copied to redirects; _Redirects re-adds it where allowed.
+            request.add_unredirected_header('Authorization',
+                                            'Basic ' + token)
         context = None
         if http.get('certConfigMap'):
             data = self._lookup('configmaps', ns, http['certConfigMap'])
@@ -397,9 +453,10 @@ class DataVolumeController:
         if size is not None:
             available = (size if mode == 'Block'
                          else int(size * (1 - FILESYSTEM_OVERHEAD)))
+        opener = urllib.request.build_opener(
+            urllib.request.HTTPSHandler(context=context), _Redirects())
         try:
-            response = urllib.request.urlopen(request, timeout=10,
-                                              context=context)
+            response = opener.open(request, timeout=10)
         except urllib.error.HTTPError as exc:
             raise ImportFailed(
                 'Unable to connect to http data source: expected status '

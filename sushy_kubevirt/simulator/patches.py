@@ -12,14 +12,22 @@
 
 """JSON patch (RFC 6902), merge patch (RFC 7386) and a minimal apply.
 
-Errors are raised as kube-apiserver raises them: a malformed JSON patch
-is 400; a patch that does not apply (failed ``test``, missing path) is
-the generic 422 "the server rejected our request due to an error in our
-request" with empty details, because kube-apiserver wraps the library
-error in ``NewGenericServerResponse`` and drops its text.
+JSON patches are applied by the ``jsonpatch`` library, one operation at a
+time, with kube-apiserver's answers (evanphx/json-patch v4 behind it):
+
+- a body that is not a JSON array of objects is 400, as ``DecodePatch``;
+- an operation that does not apply (failed ``test``, missing path, bad
+  index, unknown ``op``) is the generic 422 "the server rejected our
+  request due to an error in our request" with empty details: the
+  handler wraps the library error in ``NewGenericServerResponse``, which
+  drops its text;
+- a ``test`` of ``null`` passes on a missing path, as in evanphx v4.
 """
 
 import json
+
+import jsonpatch
+import jsonpointer
 
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import storage
@@ -29,85 +37,9 @@ MERGE_PATCH = 'application/merge-patch+json'
 APPLY_PATCH = 'application/apply-patch+yaml'
 STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json'
 ACCEPTED = (JSON_PATCH, MERGE_PATCH, APPLY_PATCH)
-
-
-class NotApplicable(Exception):
-    """The JSON patch does not apply to the document."""
-
-
-def _pointer(path):
-    if path == '':
-        return []
-    if not path.startswith('/'):
-        raise NotApplicable('invalid pointer %r' % path)
-    return [p.replace('~1', '/').replace('~0', '~')
-            for p in path[1:].split('/')]
-
-
-def _index(container, token, allow_end=False):
-    if allow_end and token == '-':
-        return len(container)
-    if not token.isdigit() or (token != '0' and token.startswith('0')):
-        raise NotApplicable('bad index %r' % token)
-    index = int(token)
-    if index > len(container) or (index == len(container) and
-                                  not allow_end):
-        raise NotApplicable('index out of range')
-    return index
-
-
-def _parent(doc, parts):
-    node = doc
-    for token in parts[:-1]:
-        if isinstance(node, dict) and token in node:
-            node = node[token]
-        elif isinstance(node, list):
-            node = node[_index(node, token)]
-        else:
-            raise NotApplicable('missing path')
-    return node
-
-
-def _get(doc, parts):
-    if not parts:
-        return doc
-    parent = _parent(doc, parts)
-    token = parts[-1]
-    if isinstance(parent, dict):
-        if token not in parent:
-            raise NotApplicable('missing path')
-        return parent[token]
-    if isinstance(parent, list):
-        return parent[_index(parent, token)]
-    raise NotApplicable('missing path')
-
-
-def _add(doc, parts, value):
-    if not parts:
-        return value
-    parent = _parent(doc, parts)
-    token = parts[-1]
-    if isinstance(parent, dict):
-        parent[token] = value
-    elif isinstance(parent, list):
-        parent.insert(_index(parent, token, allow_end=True), value)
-    else:
-        raise NotApplicable('missing path')
-    return doc
-
-
-def _remove(doc, parts):
-    if not parts:
-        raise NotApplicable('cannot remove the root')
-    parent = _parent(doc, parts)
-    token = parts[-1]
-    if isinstance(parent, dict):
-        if token not in parent:
-            raise NotApplicable('missing path')
-        return parent.pop(token)
-    if isinstance(parent, list):
-        return parent.pop(_index(parent, token))
-    raise NotApplicable('missing path')
+_NOT_APPLICABLE = (jsonpatch.JsonPatchException,
+                   jsonpointer.JsonPointerException, TypeError, KeyError,
+                   IndexError, AttributeError)
 
 
 def _decode(body):
@@ -116,15 +48,34 @@ def _decode(body):
     except ValueError as exc:
         raise apistatus.bad_request(str(exc))
     if not isinstance(ops, list):
-        raise apistatus.bad_request('json: cannot unmarshal object into Go value '
-                                    'of type jsonpatch.Patch')
+        raise apistatus.bad_request(
+            'json: cannot unmarshal %s into Go value of type jsonpatch.Patch'
+            % _go_kind(ops))
     for op in ops:
-        if not isinstance(op, dict) or op.get('op') not in (
-                'add', 'remove', 'replace', 'move', 'copy', 'test'):
-            raise apistatus.bad_request('Unexpected kind: %s'
-                                        % (op.get('op') if isinstance(op, dict)
-                                           else op))
+        if not isinstance(op, dict):
+            raise apistatus.bad_request(
+                'json: cannot unmarshal %s into Go value of type '
+                'jsonpatch.Operation' % _go_kind(op))
     return ops
+
+
+def _go_kind(value):
+    if isinstance(value, bool):
+        return 'bool'
+    if isinstance(value, (int, float)):
+        return 'number'
+    return {dict: 'object', list: 'array', str: 'string'}.get(
+        type(value), 'null')
+
+
+def _null_test_on_missing_path(doc, op):
+    if op.get('op') != 'test' or op.get('value') is not None:
+        return False
+    try:
+        jsonpointer.resolve_pointer(doc, op.get('path', ''))
+    except jsonpointer.JsonPointerException:
+        return True
+    return False
 
 
 def json_patch(doc, body):
@@ -133,29 +84,9 @@ def json_patch(doc, body):
     doc = storage.clone(doc)
     try:
         for op in ops:
-            kind = op['op']
-            parts = _pointer(op.get('path', ''))
-            if kind in ('add', 'replace', 'test') and 'value' not in op:
-                raise NotApplicable('missing value')
-            if kind == 'add':
-                doc = _add(doc, parts, storage.clone(op['value']))
-            elif kind == 'remove':
-                _remove(doc, parts)
-            elif kind == 'replace':
-                _get(doc, parts)
-                if parts:
-                    _remove(doc, parts)
-                doc = _add(doc, parts, storage.clone(op['value']))
-            elif kind == 'test':
-                if _get(doc, parts) != op['value']:
-                    raise NotApplicable('test failed')
-            else:
-                source = _pointer(op.get('from', ''))
-                value = storage.clone(_get(doc, source))
-                if kind == 'move':
-                    _remove(doc, source)
-                doc = _add(doc, parts, value)
-    except NotApplicable:
+            if not _null_test_on_missing_path(doc, op):
+                doc = jsonpatch.JsonPatch([op]).apply(doc, in_place=True)
+    except _NOT_APPLICABLE:
         raise apistatus.patch_not_applied()
     return doc
 
@@ -181,7 +112,8 @@ def _load(body):
     try:
         import yaml
     except ImportError:
-        raise apistatus.bad_request('the body of the request is not valid JSON')
+        raise apistatus.bad_request(
+            'the body of the request is not valid JSON')
     try:
         return yaml.safe_load(body)
     except yaml.YAMLError as exc:
@@ -191,8 +123,9 @@ def _load(body):
 def merge_patch(doc, body):
     patch = _load(body)
     if not isinstance(patch, dict):
-        raise apistatus.bad_request('json: cannot unmarshal array into Go value of '
-                                    'type map[string]interface {}')
+        raise apistatus.bad_request(
+            'json: cannot unmarshal array into Go value of type '
+            'map[string]interface {}')
     return merge(doc, patch)
 
 
@@ -203,9 +136,9 @@ def apply_patch(doc, body, field_manager):
     modelled.
     """
     if not field_manager:
-        raise apistatus.bad_request('PatchOptions.meta.k8s.io "" is invalid: '
-                                    'fieldManager: Required value: is required '
-                                    'for apply patch')
+        raise apistatus.bad_request(
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required '
+            'value: is required for apply patch')
     patch = _load(body)
     if not isinstance(patch, dict):
         raise apistatus.bad_request('apply patch must be an object')
