@@ -66,7 +66,7 @@ class Simulator:
                  token=ADMIN_TOKEN, seed=None, start_rv=1_000_000,
                  too_large_wait=3.0, watchlist_enabled=True,
                  watch_backlog_limit=None, install=True, guest_agent=False,
-                 crd_schemas=None):
+                 crd_schemas=None, field_validation=None):
         self.host = host
         # Default for VMIs without the guest-agent template annotation.
         self.guest_agent = guest_agent
@@ -85,6 +85,11 @@ class Simulator:
         self.crd_schemas = crd_schemas or os.environ.get(schemas.ENV) or None
         self.schemas = (schemas.load_dir(self.crd_schemas)
                         if self.crd_schemas else {})
+        # fieldValidation of requests that send none (kube: Warn).
+        self.field_validation = field_validation or schemas.DEFAULT_DIRECTIVE
+        if self.field_validation not in schemas.DIRECTIVES:
+            raise ValueError('field_validation must be one of %s'
+                             % ', '.join(schemas.DIRECTIVES))
         self.store = storage.Store(start_rv=start_rv,
                                    history_size=history_size,
                                    watch_backlog_limit=watch_backlog_limit)
@@ -93,6 +98,7 @@ class Simulator:
         self.request_log = requestlog.RequestLog()
         self.authz = auth.Authorizer(token)
         self.admission = {}
+        self.validation = {}
         self.subresources = {}
         self.components = {}
         self._api = apiserver.ApiServer(self, host, port)
@@ -108,9 +114,14 @@ class Simulator:
         """Serve another resource type."""
         self.store.register(rt)
 
-    def register_admission(self, rt, fn):
-        """``fn(operation, new, old, user)`` on API CREATE/UPDATE."""
-        self.admission.setdefault(rt.key, []).append(fn)
+    def register_admission(self, rt, fn, validating=False):
+        """``fn(operation, new, old, user)`` on API CREATE/UPDATE.
+
+        Mutating functions run before the schema check, validating ones
+        after it (kube-apiserver's order).
+        """
+        hooks = self.validation if validating else self.admission
+        hooks.setdefault(rt.key, []).append(fn)
 
     def register_subresource(self, group_version, plural, action, fn):
         """Serve PUT .../namespaces/{ns}/{plural}/{name}/{action}."""

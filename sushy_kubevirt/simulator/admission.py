@@ -131,13 +131,18 @@ def denied(causes):
         details={'causes': causes})
 
 
-def admit_vm(operation, new, old, user):
-    """Admission hook for ``sim.register_admission``."""
+def mutate_vm(operation, new, old, user):
+    """The mutating webhook (``sim.register_admission``)."""
     default_vm(new)
+
+
+def check_vm(operation, new, old, user):
+    """The validating webhook, after the schema check."""
     causes = validate_vm(new)
     if causes:
         raise denied(causes)
 
 
 def register(sim, vm_rt):
-    sim.register_admission(vm_rt, admit_vm)
+    sim.register_admission(vm_rt, mutate_vm)
+    sim.register_admission(vm_rt, check_vm, validating=True)

@@ -188,6 +188,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send_error(self, error):
+        self.entry['error'] = error.message
         data, ctype = error.body()
         self._send(error.code, data, ctype, error.headers)
 
@@ -201,7 +202,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                       'query': dict(query), 'verb': None, 'group': None,
                       'resource': None, 'namespace': None, 'name': None,
                       'status': None, 'started': time.time(),
-                      'duration': None, 'events': 0, 'user': None}
+                      'duration': None, 'events': 0, 'user': None,
+                      'error': None, 'warnings': req.warnings}
         self._started = time.monotonic()
         self.begun = False  # a watch stream has started
         try:

@@ -147,8 +147,9 @@ def strict_decoding(rt, messages):
 
 def strict_patch(patched_json, messages):
     """422 for unknown fields in a JSON or merge patch with Strict."""
+    compact = json.dumps(patched_json, separators=(',', ':'))
     return invalid('', '', [invalid_value(
-        'patch', json.dumps(patched_json, ensure_ascii=False),
+        'patch', json.dumps(compact),
         'strict decoding error: ' + ', '.join(messages))])
 
 

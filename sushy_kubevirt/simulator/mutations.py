@@ -12,10 +12,11 @@
 
 """Writes: create, update, patch, delete and deletecollection.
 
-Each validates the request like kube-apiserver, runs admission (secrets'
-``stringData`` folding, then ``sim.admission`` functions) on main-resource
-writes, and commits through the store, which prunes and validates types
-that have a schema. ``fieldValidation`` decides what pruned unknown
+Each validates the request like kube-apiserver, runs mutating admission
+(secrets' ``stringData`` folding, then ``sim.admission`` functions) on
+main-resource writes, and commits through the store, which prunes and
+validates types that have a schema, then runs the validating
+``sim.validation`` hooks. ``fieldValidation`` decides what pruned unknown
 fields do: ``Strict`` rejects the write (400 for create and update, 422
 ``patch: Invalid value`` for JSON and merge patches), ``Warn`` (the
 default since Kubernetes 1.27) answers with ``Warning`` headers,
@@ -52,10 +53,11 @@ def create(api, req, obj, headers, operation='Update'):
                   'deletionTimestamp', 'generation', 'managedFields'):
         meta.pop(field, None)
     obj['apiVersion'], obj['kind'] = rt.api_version, rt.kind
-    unknown = _unknown_fields(req, 'create')
+    unknown = _unknown_fields(req, 'create', api.sim.field_validation)
     _admit(api, req, 'CREATE', obj, None)
     return api.store.create(rt, obj, manager=_manager(req, headers),
-                            operation=operation, unknown=unknown)
+                            operation=operation, unknown=unknown,
+                            validate=_validator(api, req, 'CREATE'))
 
 
 def update(api, req, obj, headers):
@@ -70,7 +72,7 @@ def update(api, req, obj, headers):
         if meta.get('namespace', req.namespace) != req.namespace:
             raise _namespace_mismatch()
         meta['namespace'] = req.namespace
-    unknown = _unknown_fields(req, 'update')
+    unknown = _unknown_fields(req, 'update', api.sim.field_validation)
     if not meta.get('resourceVersion'):
         raise apistatus.resource_version_required(rt, req.name)
 
@@ -81,7 +83,8 @@ def update(api, req, obj, headers):
     return api.store.mutate(rt, req.namespace, req.name,
                             _replace_with(api, req, build),
                             subresource=req.subresource,
-                            manager=_manager(req, headers), unknown=unknown)
+                            manager=_manager(req, headers), unknown=unknown,
+                            validate=_validator(api, req, 'UPDATE'))
 
 
 def patch(api, req, body, headers):
@@ -95,8 +98,10 @@ def patch(api, req, body, headers):
         patches.apply_patch({}, body, manager)  # raises: manager required
     apply = media == patches.APPLY_PATCH
     patched = []  # the patched JSON, for a Strict rejection
-    strict = req.query.get('fieldValidation') == 'Strict'
-    unknown = _unknown_fields(req, 'patch', None if apply else patched)
+    unknown = _unknown_fields(req, 'patch', api.sim.field_validation,
+                              None if apply else patched)
+    strict = (req.query.get('fieldValidation')
+              or api.sim.field_validation) == 'Strict'
 
     def build(current):
         new = patches.apply(ctype, current, body, manager)
@@ -111,7 +116,8 @@ def patch(api, req, body, headers):
             req.rt, req.namespace, req.name, _replace_with(api, req, build),
             subresource=req.subresource,
             manager=manager or _manager(req, headers),
-            operation='Apply' if apply else 'Update', unknown=unknown)
+            operation='Apply' if apply else 'Update', unknown=unknown,
+            validate=_validator(api, req, 'UPDATE'))
     except apistatus.ApiError as exc:
         if exc.code != 404 or media != patches.APPLY_PATCH or \
                 req.subresource or exc.details.get('name') != req.name:
@@ -169,13 +175,25 @@ def _replace_with(api, req, build):
     return replace
 
 
-def _unknown_fields(req, verb, patched=None):
+def _validator(api, req, operation):
+    """The store's ``validate(new, old)``: validating admission, or None."""
+    hooks = api.sim.validation.get(req.rt.key)
+    if not hooks or req.subresource is not None:
+        return None
+
+    def validate(new, old):
+        for fn in hooks:
+            fn(operation, new, old, req.user)
+    return validate
+
+
+def _unknown_fields(req, verb, field_validation, patched=None):
     """The store's ``unknown`` callback for ``fieldValidation``.
 
     None (prune silently) for Ignore and for types without a schema;
     raises 422 for an unsupported directive.
     """
-    directive = req.query.get('fieldValidation') or schemas.DEFAULT_DIRECTIVE
+    directive = req.query.get('fieldValidation') or field_validation
     if directive not in schemas.DIRECTIVES:
         raise apistatus.invalid(OPTIONS[verb], '', [apistatus.not_supported(
             'fieldValidation', directive, sorted(schemas.DIRECTIVES))],

@@ -335,10 +335,11 @@ class Store:
         return self._schemas.get(rt.key)
 
     def create(self, rt, obj, *, manager=None, operation='Update',
-               unknown=None):
+               unknown=None, validate=None):
         """Persist a new object; 409 AlreadyExists, 422 Invalid.
 
-        ``unknown(paths)`` hears of pruned unknown fields (and may raise).
+        ``unknown(paths)`` hears of pruned unknown fields (and may raise);
+        ``validate(new, old)`` runs after the schema check (may raise).
         """
         new = clone(obj)
         meta = new.setdefault('metadata', {})
@@ -356,6 +357,8 @@ class Store:
         new['apiVersion'] = rt.api_version
         new['kind'] = rt.kind
         self._check_schema(rt, new, unknown)
+        if validate is not None:
+            validate(new, None)
         with self._cond:
             key = self._key(rt, meta.get('namespace'), meta['name'])
             if key in self._objects[rt.key]:
@@ -374,7 +377,7 @@ class Store:
         return clone(new)
 
     def update(self, rt, obj, *, subresource=None, manager=None,
-               unknown=None):
+               unknown=None, validate=None):
         """PUT semantics: 422 without RV, 409 on a stale RV."""
         meta = obj.get('metadata') or {}
         name = meta.get('name', '')
@@ -386,12 +389,13 @@ class Store:
                     current['metadata']['resourceVersion']:
                 raise apistatus.conflict(rt, name)
             result = self._persist(rt, current, clone(obj), subresource,
-                                   manager, 'Update', unknown)
+                                   manager, 'Update', unknown, validate)
         self._dispatch()
         return clone(result)
 
     def mutate(self, rt, namespace, name, fn, *, subresource=None,
-               manager=None, operation='Update', unknown=None):
+               manager=None, operation='Update', unknown=None,
+               validate=None):
         """Apply ``fn(copy)`` to the current object atomically and persist.
 
         If ``fn`` sets a different ``metadata.resourceVersion`` the write
@@ -405,7 +409,7 @@ class Store:
             if rv and rv != current['metadata']['resourceVersion']:
                 raise apistatus.conflict(rt, name)
             result = self._persist(rt, current, new, subresource, manager,
-                                   operation, unknown)
+                                   operation, unknown, validate)
         self._dispatch()
         return clone(result)
 
@@ -510,7 +514,7 @@ class Store:
                                     causes)
 
     def _persist(self, rt, current, new, subresource, manager,
-                 operation='Update', unknown=None):
+                 operation='Update', unknown=None, validate=None):
         cmeta = current['metadata']
         if subresource == 'status':
             new = dict(current, status=new.get('status'))
@@ -533,6 +537,8 @@ class Store:
                 if 'status' in current:
                     new['status'] = current['status']
         self._check_schema(rt, new, unknown)
+        if validate is not None:
+            validate(new, current)
         if subresource != 'status' and _without(new, 'metadata') != \
                 _without(current, 'metadata'):
             new['metadata']['generation'] = cmeta.get('generation', 1) + 1

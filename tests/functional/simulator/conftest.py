@@ -19,12 +19,17 @@ default timeout 1-2 s, TooLarge wait 0.5 s.
 """
 
 import json
+import os
 
 from kubernetes import client
 from kubernetes import config
 import pytest
 
 from sushy_kubevirt import simulator as simmod
+from sushy_kubevirt.simulator import schemas
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))))
 
 WIDGETS = simmod.ResourceType('sim.example.com', 'v1', 'widgets', 'Widget',
                               short_names=('wd',))
@@ -139,3 +144,19 @@ def raw(api_client, method, path, body=None, headers=None, query=None,
     resp = api_client.call_api(method, url, headers, body, post)
     resp.read()
     return resp.status, resp.getheaders(), resp.data
+
+
+def crd_schema_dir():
+    """The CRD schema directory for tests, or skip (fail when CI=true).
+
+    ``$SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS``, else
+    ``../shared/reference/crd-schemas`` next to the repository root.
+    """
+    path = os.environ.get(schemas.ENV) or os.path.join(
+        REPO_ROOT, '..', 'shared', 'reference', 'crd-schemas')
+    if os.path.isdir(path):
+        return os.path.abspath(path)
+    reason = 'no CRD schema directory at %s (set $%s)' % (path, schemas.ENV)
+    if os.environ.get('CI', '').lower() == 'true':
+        pytest.fail(reason)
+    pytest.skip(reason)

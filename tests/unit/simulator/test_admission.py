@@ -80,7 +80,7 @@ def test_denied_is_a_webhook_422():
     vm = objects.make_vm('both')
     vm['spec']['running'] = False
     with pytest.raises(apistatus.ApiError) as exc:
-        admission.admit_vm('CREATE', vm, None, 'admin')
+        admission.check_vm('CREATE', vm, None, 'admin')
     doc = exc.value.to_status()
     assert doc['code'] == 422 and doc['reason'] == 'Invalid'
     assert doc['details']['causes'][0]['field'] == 'spec.running'
