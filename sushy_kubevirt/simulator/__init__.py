@@ -25,6 +25,7 @@ import time
 from sushy_kubevirt.simulator import apiserver
 from sushy_kubevirt.simulator import auth
 from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator import control
 from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import kubeconfig
 from sushy_kubevirt.simulator import objects
@@ -105,6 +106,7 @@ class Simulator:
         self._lock = threading.Lock()
         self._started = False
         self._reopen = None
+        self.control = None
         for rt in CORE_RESOURCES:
             self.store.register(rt)
 
@@ -171,6 +173,13 @@ class Simulator:
         LOG.info('validating and pruning %s against the CRD schemas in %s',
                  ', '.join(sorted(self.schemas)), self.crd_schemas)
 
+    def start_control(self, port=0):
+        """Serve the fault control API (``control``); return its URL."""
+        if self.control is None:
+            self.control = control.ControlServer(self, self.host,
+                                                 port).start()
+        return self.control.url
+
     def stop(self):
         """Close every watch and socket and stop controllers."""
         with self._lock:
@@ -178,6 +187,9 @@ class Simulator:
                 return
             self._started = False
             reopen, self._reopen = self._reopen, None
+        if self.control is not None:
+            self.control.stop()
+            self.control = None
         if reopen is not None:
             reopen.cancel()
         for component in self.components.values():

@@ -58,6 +58,28 @@ class Authorizer:
              group='*'):
         self._add(False, user, verb, namespace, resource, group)
 
+    def forbid_namespace(self, namespace):
+        """Deny everyone everything in ``namespace`` (first rule)."""
+        with self._lock:
+            rule = (False, '*', '*', namespace, '*', '*')
+            if rule not in self.rules:
+                self.rules.insert(0, rule)
+
+    def allow_namespace(self, namespace):
+        """Undo ``forbid_namespace``; False if it was not forbidden."""
+        with self._lock:
+            rule = (False, '*', '*', namespace, '*', '*')
+            if rule not in self.rules:
+                return False
+            self.rules.remove(rule)
+            return True
+
+    def forbidden_namespaces(self):
+        with self._lock:
+            return sorted(rule[3] for rule in self.rules
+                          if rule[:3] == (False, '*', '*')
+                          and rule[4:] == ('*', '*'))
+
     def clear(self):
         with self._lock:
             self.rules = []

@@ -19,6 +19,7 @@ APF-style throttling answers 429 above ``max_qps`` or ``max_inflight``.
 """
 
 import dataclasses
+import itertools
 import re
 import threading
 import time
@@ -26,6 +27,14 @@ import time
 from sushy_kubevirt.simulator import apistatus
 
 STREAM_ACTIONS = ('watch_error', 'drop', 'stall', 'close')
+#: Every action and its parameters (the first ones are required).
+ACTIONS = {'status': (('code',), ('message', 'retry_after')),
+           'latency': (('seconds',), ()),
+           'event_delay': (('seconds',), ()),
+           'watch_error': ((), ('code', 'after', 'message')),
+           'drop': ((), ('after', 'partial')),
+           'stall': ((), ('seconds',)),
+           'close': ((), ('after',))}
 
 
 @dataclasses.dataclass
@@ -37,6 +46,7 @@ class Rule:
     times: int = 1
     params: dict = dataclasses.field(default_factory=dict)
     hits: int = 0
+    id: str = ''
 
     def matches(self, method, path, query):
         if self.method and self.method.upper() != method:
@@ -56,6 +66,7 @@ class Faults:
     def __init__(self, latency_ms=0, max_qps=None, max_inflight=None):
         self._lock = threading.Lock()
         self._rules = []
+        self._ids = itertools.count(1)
         self.latency_ms = latency_ms
         self.max_qps = max_qps
         self.max_inflight = max_inflight
@@ -69,8 +80,23 @@ class Faults:
             **params):
         rule = Rule(action, method, path, query, times, params)
         with self._lock:
+            rule.id = 'f%d' % next(self._ids)
             self._rules.append(rule)
         return rule
+
+    def rules(self):
+        """A snapshot of the rules still armed."""
+        with self._lock:
+            return list(self._rules)
+
+    def remove_id(self, rule_id):
+        """Remove the rule with this id; False if there is none."""
+        with self._lock:
+            for rule in self._rules:
+                if rule.id == rule_id:
+                    self._rules.remove(rule)
+                    return True
+        return False
 
     def status(self, code, *, message=None, retry_after=None, **match):
         """Answer ``code`` (a kube Status; 429 as APF plain text)."""
