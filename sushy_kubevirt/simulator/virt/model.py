@@ -22,8 +22,11 @@ VERSION = 'v1'
 SUBRESOURCES = 'subresources.kubevirt.io/v1'
 VM_RT = storage.ResourceType(GROUP, VERSION, 'virtualmachines',
                              'VirtualMachine', short_names=('vm', 'vms'))
+# KubeVirt's VMI CRD has no status subresource (the VM's has): virt-handler
+# and virt-controller update the whole VMI.
 VMI_RT = storage.ResourceType(GROUP, VERSION, 'virtualmachineinstances',
                               'VirtualMachineInstance',
+                              status_subresource=False,
                               short_names=('vmi', 'vmis'))
 ANN_GENERATION = 'kubevirt.io/vm-generation'
 ANN_TEMPLATE_HASH = 'simulator.sushy-kubevirt.io/template-hash'

@@ -173,7 +173,7 @@ class VMILifecycle:
     def set_status(self, vmi, fn, manager='virt-handler'):
         """``fn(status)`` on this very VMI (same uid), if it still exists."""
         self.mutate(vmi, lambda o: fn(o.setdefault('status', {})),
-                    'status', manager)
+                    manager=manager)
 
     def mutate(self, vmi, fn, subresource=None, manager='virt-handler'):
         uid = vmi['metadata']['uid']
