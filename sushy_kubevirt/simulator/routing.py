@@ -72,6 +72,8 @@ def route(api, req):
     parts = [p for p in req.path.split('/') if p]
     if is_version(req.path):
         return discovery.version()
+    if req.path.rstrip('/') == discovery.KUBEVIRT_VERSION_PATH:
+        return discovery.kubevirt_version()
     if not parts or parts[0] not in ('api', 'apis'):
         raise PlainNotFound()
     if parts[0] == 'api':

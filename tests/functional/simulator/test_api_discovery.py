@@ -83,3 +83,20 @@ def test_dynamic_client(kube_client, custom):
     assert widgets.get(name='a', namespace='default').spec.size == 4
     namespaces = dyn.resources.get(api_version='v1', kind='Namespace')
     assert 'default' in [n.metadata.name for n in namespaces.get().items]
+
+
+def test_versions_modelled(simulator, kube_client):
+    status, _headers, data = h.raw(kube_client, 'GET', '/version',
+                                   auth=False)
+    assert status == 200
+    assert json.loads(data)['gitVersion'].startswith('v1.34.')
+    status, _headers, data = h.raw(
+        kube_client, 'GET', '/apis/subresources.kubevirt.io/v1/version')
+    assert status == 200
+    info = json.loads(data)
+    assert info['gitCommit'].startswith('d923fdb8')
+    assert info['gitVersion'].startswith('v1.9.0')
+    status, _headers, _data = h.raw(
+        kube_client, 'GET', '/apis/subresources.kubevirt.io/v1/version',
+        auth=False)
+    assert status == 401
