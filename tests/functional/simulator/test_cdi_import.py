@@ -18,15 +18,15 @@ import threading
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
-from tests.functional.simulator import test_kubevirt_lifecycle as kv
+from tests.functional.simulator import apitools
+from tests.functional.simulator import vmtools
 
 from sushy_kubevirt.simulator import objects
 
 G, V, P = 'cdi.kubevirt.io', 'v1beta1', 'datavolumes'
 IMAGE = b'\x00ISO' * 75_000          # 300,000 bytes
 CREDENTIALS = base64.b64encode(b'alice:s3cret').decode()
-pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=kv.TINY)
+pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=vmtools.TINY)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -112,8 +112,9 @@ def test_http_import_succeeds_with_progress(simulator, custom, kube_client,
     resp = custom.list_namespaced_custom_object(
         G, V, 'default', P, watch=True, resource_version=rv,
         _preload_content=False, _request_timeout=10, timeout_seconds=10)
-    events = h.read_events(resp, until=lambda event: event['object'].get(
-        'status', {}).get('phase') == 'Succeeded')
+    events = apitools.read_events(
+        resp, until=lambda event: event['object'].get(
+            'status', {}).get('phase') == 'Succeeded')
     resp.close()
     phases, progress = [], []
     for event in events:
@@ -199,10 +200,11 @@ def test_wait_for_first_consumer(simulator, custom, kube_client, images):
                          data_volume=False)
     vm['spec']['template']['spec']['volumes'] = [
         {'name': 'root', 'dataVolume': {'name': 'wffc'}}]
-    custom.create_namespaced_custom_object(kv.G, kv.V, 'default', kv.VMS,
-                                           vm)
+    custom.create_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default', vmtools.VMS,
+        vm)
     wait_phase(simulator, custom, 'wffc', 'Succeeded')
-    kv.wait_running(simulator, custom, 'consumer')
+    vmtools.wait_running(simulator, custom, 'consumer')
 
 
 def test_deleting_a_datavolume_deletes_its_pvc(simulator, custom,
@@ -218,7 +220,7 @@ def test_deleting_a_datavolume_deletes_its_pvc(simulator, custom,
 
 
 def test_vm_datavolume_templates_are_owned_by_the_vm(simulator, custom):
-    vm = kv.create_vm(custom, 'owner')
+    vm = vmtools.create_vm(custom, 'owner')
     dv = wait_phase(simulator, custom, 'owner-root', 'Succeeded')
     ref = dv['metadata']['ownerReferences'][0]
     assert (ref['kind'], ref['name'], ref['uid'], ref['controller']) == (

@@ -23,9 +23,9 @@ import time
 from kubernetes import client
 import pytest
 import requests
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
-from sushy_kubevirt.simulator import __main__ as cli
+from sushy_kubevirt.simulator import command
 
 BIN = os.path.dirname(sys.executable)
 
@@ -47,8 +47,8 @@ def call(session, method, path, body=None):
 
 def fault(simulator, *argv):
     """Run the fault subcommand against ``simulator``; its exit code."""
-    return cli.main(['fault', '--url', simulator.control.url, '--token',
-                     simulator.token] + list(argv))
+    return command.main(['fault', '--url', simulator.control.url, '--token',
+                         simulator.token] + list(argv))
 
 
 def test_the_token_is_required(simulator, control):
@@ -67,16 +67,18 @@ def test_add_list_and_remove_a_rule(simulator, control, custom):
     assert rule['id'] and rule['times'] is None
     for _ in range(2):
         with pytest.raises(client.ApiException) as exc:
-            custom.list_namespaced_custom_object(h.GROUP, h.VERSION,
-                                                 'default', h.PLURAL)
+            custom.list_namespaced_custom_object(
+                apitools.GROUP, apitools.VERSION,
+                'default', apitools.PLURAL)
         assert exc.value.status == 503
     code, listed = call(control, 'GET', '/faults')
     assert [(r['id'], r['hits']) for r in listed['faults']] == [
         (rule['id'], 2)]
     assert call(control, 'DELETE', '/faults/' + rule['id'])[0] == 200
     assert call(control, 'DELETE', '/faults/' + rule['id'])[0] == 404
-    custom.list_namespaced_custom_object(h.GROUP, h.VERSION, 'default',
-                                         h.PLURAL)
+    custom.list_namespaced_custom_object(
+        apitools.GROUP, apitools.VERSION, 'default',
+        apitools.PLURAL)
     assert call(control, 'GET', '/faults')[1] == {'faults': []}
 
 
@@ -97,38 +99,39 @@ def test_bad_rules_are_400_and_arm_nothing(control, body, message):
 
 
 def test_forbid_and_allow_a_namespace(simulator, control, custom):
-    h.create(custom, 'w1')
+    apitools.create(custom, 'w1')
     assert call(control, 'POST', '/namespaces/default/forbid')[1] == {
         'forbidden': ['default']}
     with pytest.raises(client.ApiException) as exc:
-        custom.list_namespaced_custom_object(h.GROUP, h.VERSION, 'default',
-                                             h.PLURAL)
+        custom.list_namespaced_custom_object(
+            apitools.GROUP, apitools.VERSION, 'default',
+            apitools.PLURAL)
     assert exc.value.status == 403
-    assert h.body(exc.value)['reason'] == 'Forbidden'
+    assert apitools.body(exc.value)['reason'] == 'Forbidden'
     assert call(control, 'POST', '/namespaces/default/allow')[1] == {
         'forbidden': []}
     items = custom.list_namespaced_custom_object(
-        h.GROUP, h.VERSION, 'default', h.PLURAL)['items']
+        apitools.GROUP, apitools.VERSION, 'default', apitools.PLURAL)['items']
     assert [i['metadata']['name'] for i in items] == ['w1']
 
 
 def test_compact_makes_old_resource_versions_gone(simulator, control,
                                                   custom):
-    rv = h.create(custom, 'w1')['metadata']['resourceVersion']
-    h.create(custom, 'w2')
+    rv = apitools.create(custom, 'w1')['metadata']['resourceVersion']
+    apitools.create(custom, 'w2')
     code, answer = call(control, 'POST', '/compact')
     assert code == 200
     assert answer['compactedResourceVersion'] == str(
         simulator.store.resource_version)
-    resp = h.watch_lines(custom, resource_version=rv)
-    events = h.read_events(resp, limit=1)
+    resp = apitools.watch_lines(custom, resource_version=rv)
+    events = apitools.read_events(resp, limit=1)
     assert events[0]['type'] == 'ERROR'
     assert events[0]['object']['code'] == 410
 
 
 def test_restart_api_refuses_connections_then_serves(simulator, control,
                                                      custom):
-    h.create(custom, 'w1')
+    apitools.create(custom, 'w1')
     code, answer = call(control, 'POST', '/restart-api',
                         {'down_seconds': 1.0})
     assert (code, answer['down_seconds']) == (202, 1.0)
@@ -138,7 +141,7 @@ def test_restart_api_refuses_connections_then_serves(simulator, control,
     assert call(control, 'GET', '/faults')[0] == 200
     simulator.wait_for(lambda: _serving(simulator.url), timeout=10)
     items = custom.list_namespaced_custom_object(
-        h.GROUP, h.VERSION, 'default', h.PLURAL)['items']
+        apitools.GROUP, apitools.VERSION, 'default', apitools.PLURAL)['items']
     assert len(items) == 1
 
 
@@ -161,8 +164,9 @@ def test_fault_subcommand(simulator, control, custom, capsys):
     rule = json.loads(capsys.readouterr().out)
     assert (rule['action'], rule['params']['code']) == ('status', 500)
     with pytest.raises(client.ApiException) as exc:
-        custom.list_namespaced_custom_object(h.GROUP, h.VERSION, 'default',
-                                             h.PLURAL)
+        custom.list_namespaced_custom_object(
+            apitools.GROUP, apitools.VERSION, 'default',
+            apitools.PLURAL)
     assert exc.value.status == 500
     assert fault(simulator, 'add', 'latency', '--param', 'seconds=0.01') == 0
     latency = json.loads(capsys.readouterr().out)
@@ -180,7 +184,7 @@ def test_fault_subcommand(simulator, control, custom, capsys):
 
 
 def test_fault_subcommand_reports_an_unreachable_simulator(capsys):
-    assert cli.main(['fault', '--url', 'http://127.0.0.1:1', 'list']) == 2
+    assert command.main(['fault', '--url', 'http://127.0.0.1:1', 'list']) == 2
     assert 'cannot reach http://127.0.0.1:1' in capsys.readouterr().err
 
 

@@ -25,8 +25,8 @@ from kubernetes import config
 import pytest
 import requests
 from tests.functional.emulator import harness
-from tests.functional.simulator import conftest as h
-from tests.functional.vmedia import conftest as vmedia
+from tests.functional.simulator import apitools
+from tests.functional.vmedia import conftest
 
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import Simulator
@@ -43,7 +43,7 @@ TIMEOUT = 30
 @pytest.fixture(scope='module')
 def sim():
     simulator = Simulator(vms=VMS, stage_delays=DELAYS, time_scale=50,
-                          crd_schemas=h.crd_schema_dir(),
+                          crd_schemas=apitools.crd_schema_dir(),
                           field_validation='Strict')
     with simulator:
         yield simulator
@@ -60,7 +60,7 @@ def emulator(sim, tmp_path_factory):
 
 @pytest.fixture(scope='module')
 def images(tmp_path_factory):
-    server = vmedia.ImageServer(tmp_path_factory.mktemp('images'))
+    server = conftest.ImageServer(tmp_path_factory.mktemp('images'))
     try:
         yield server
     finally:
@@ -224,7 +224,7 @@ def test_the_check_catches_a_bad_write(sim, tmp_path):
                       'devices/disks/0/typo', 'value': 1}],
                     [{'op': 'replace', 'path': '/spec/runStrategy',
                       'value': 1}]):
-            status, _headers, _data = h.raw(
+            status, _headers, _data = apitools.raw(
                 api, 'PATCH', '/apis/kubevirt.io/v1/namespaces/default/'
                 'virtualmachines/vm-00005', body=ops,
                 headers={'Content-Type': 'application/json-patch+json'})

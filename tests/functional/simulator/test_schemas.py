@@ -22,11 +22,11 @@ import json
 from kubernetes import client
 from kubernetes import config
 import pytest
-from tests.functional.simulator import conftest as h
-from tests.functional.simulator import test_kubevirt_lifecycle as kv
+from tests.functional.simulator import apitools
+from tests.functional.simulator import vmtools
 
-from sushy_kubevirt import simulator as simmod
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import Simulator
 
 DV_G, DV_V, DVS = 'cdi.kubevirt.io', 'v1beta1', 'datavolumes'
 JSON_PATCH = 'application/json-patch+json'
@@ -36,8 +36,8 @@ VM_PATH = '/apis/kubevirt.io/v1/namespaces/default/virtualmachines'
 
 @pytest.fixture
 def simulator(tmp_path):
-    sim = simmod.Simulator(crd_schemas=h.crd_schema_dir(), time_scale=100,
-                           stage_delays=kv.TINY, **h.DEFAULTS)
+    sim = Simulator(crd_schemas=apitools.crd_schema_dir(), time_scale=100,
+                    stage_delays=vmtools.TINY, **apitools.DEFAULTS)
     with sim:
         yield sim
 
@@ -55,9 +55,9 @@ def api(simulator, tmp_path):
 
 def request(api, method, path, body=None, ctype='application/json',
             **query):
-    status, headers, data = h.raw(api, method, path, body=body,
-                                  headers={'Content-Type': ctype},
-                                  query=query)
+    status, headers, data = apitools.raw(api, method, path, body=body,
+                                         headers={'Content-Type': ctype},
+                                         query=query)
     return status, headers, json.loads(data) if data else None
 
 
@@ -257,8 +257,8 @@ def test_managers_are_recorded_per_writer(simulator, api):
     request(api, 'PATCH', VM_PATH + '/managed',
             {'metadata': {'labels': {'a': 'b'}}}, MERGE_PATCH,
             fieldManager='labeller')
-    kv.action(custom, 'managed', 'start')
-    vm, vmi = kv.wait_running(simulator, custom, 'managed')
+    vmtools.action(custom, 'managed', 'start')
+    vm, vmi = vmtools.wait_running(simulator, custom, 'managed')
     entries = {(e['manager'], e['operation'], e.get('subresource'))
                for e in vm['metadata']['managedFields']}
     assert entries >= {('schema-test', 'Update', None),
