@@ -231,20 +231,15 @@ def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ['fault']:
         return fault_main(argv[1:])
-    args = parse_args(argv)
+    parser = serve_parser()
+    args = parser.parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s '
                         '%(message)s')
-    sim = simulator.Simulator(
-        host=args.host, port=args.port, vms=args.vms,
-        namespaces=args.namespaces, time_scale=args.time_scale,
-        stage_delays=args.stage_delays, latency_ms=args.latency_ms,
-        max_qps=args.max_qps, max_inflight=args.max_inflight,
-        history_size=args.history_size,
-        bookmark_interval=args.bookmark_interval,
-        min_request_timeout=args.min_request_timeout, token=args.token,
-        guest_agent=args.guest_agent, crd_schemas=args.crd_schemas,
-        field_validation=args.field_validation)
+    try:
+        sim = _simulator(args)
+    except ValueError as exc:
+        parser.error(str(exc))
     stopping = threading.Event()
 
     def on_signal(signum, frame):
@@ -262,3 +257,16 @@ def main(argv=None):
     finally:
         sim.stop()
     return 0
+
+
+def _simulator(args):
+    return simulator.Simulator(
+        host=args.host, port=args.port, vms=args.vms,
+        namespaces=args.namespaces, time_scale=args.time_scale,
+        stage_delays=args.stage_delays, latency_ms=args.latency_ms,
+        max_qps=args.max_qps, max_inflight=args.max_inflight,
+        history_size=args.history_size,
+        bookmark_interval=args.bookmark_interval,
+        min_request_timeout=args.min_request_timeout, token=args.token,
+        guest_agent=args.guest_agent, crd_schemas=args.crd_schemas,
+        field_validation=args.field_validation)

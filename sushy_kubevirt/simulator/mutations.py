@@ -75,6 +75,13 @@ def update(api, req, obj, headers):
     unknown = _unknown_fields(req, 'update', api.sim.field_validation)
     if not meta.get('resourceVersion'):
         raise apistatus.resource_version_required(rt, req.name)
+    schema = api.store.schema(rt)
+    if schema is not None and (req.query.get('fieldValidation') or
+                               api.sim.field_validation) == 'Strict':
+        # Strict decoding comes before the resourceVersion check.
+        paths, _causes = schema.check(storage.clone(obj))
+        if paths:
+            unknown(paths)
 
     def build(current):
         if meta['resourceVersion'] != current['metadata']['resourceVersion']:

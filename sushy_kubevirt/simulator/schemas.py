@@ -292,12 +292,27 @@ def _invalid(path, value, detail):
 
 
 def load_dir(directory):
-    """``{plural.group: Schema}`` from every ``*.json`` in ``directory``."""
+    """``{plural.group: Schema}`` from every ``*.json`` in ``directory``.
+
+    Raises ValueError naming the directory or file when it cannot.
+    """
+    try:
+        names = sorted(n for n in os.listdir(directory)
+                       if n.endswith('.json'))
+    except OSError as exc:
+        raise ValueError('CRD schema directory %s: %s'
+                         % (directory, exc.strerror or exc))
+    if not names:
+        raise ValueError('CRD schema directory %s has no *.json schema'
+                         % directory)
     schemas = {}
-    for name in sorted(os.listdir(directory)):
-        if name.endswith('.json'):
-            with open(os.path.join(directory, name)) as stream:
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            with open(path) as stream:
                 schemas[name[:-len('.json')]] = Schema(json.load(stream))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise ValueError('CRD schema file %s: %s' % (path, exc))
     return schemas
 
 

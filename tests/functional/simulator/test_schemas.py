@@ -168,16 +168,13 @@ def test_strict_create_and_update_are_400(api):
         'VirtualMachine: strict decoding error: unknown field '
         '"spec.template.spec.domain.foo"')
     assert request(api, 'GET', VM_PATH + '/strict')[0] == 404
-    request(api, 'POST', VM_PATH, vm_body('strict'))
-    for _attempt in range(20):  # the VM controller writes status meanwhile
-        created = request(api, 'GET', VM_PATH + '/strict')[2]
-        created['spec']['template']['spec']['domain']['devices']['disks'][
-            0]['typo'] = 1
-        status, _headers, answer = request(
-            api, 'PUT', VM_PATH + '/strict', created,
-            fieldValidation='Strict')
-        if status != 409:
-            break
+    created = request(api, 'POST', VM_PATH, vm_body('strict'))[2]
+    created['spec']['template']['spec']['domain']['devices']['disks'][0][
+        'typo'] = 1
+    # Strict decoding comes first: a stale resourceVersion is not a 409.
+    created['metadata']['resourceVersion'] = '1'
+    status, _headers, answer = request(
+        api, 'PUT', VM_PATH + '/strict', created, fieldValidation='Strict')
     assert status == 400
     assert answer['message'].endswith(
         'unknown field "spec.template.spec.domain.devices.disks[0].typo"')
@@ -293,3 +290,23 @@ def test_put_without_resource_version_names_the_resource(api):
         'for an update')
     assert (answer['details']['kind'], answer['details']['group']) == (
         'virtualmachines', 'kubevirt.io')
+
+
+def test_without_schemas_it_says_so_once(monkeypatch, caplog):
+    monkeypatch.delenv('SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS', raising=False)
+    with caplog.at_level('INFO', logger='sushy_kubevirt.simulator'):
+        with Simulator(**apitools.DEFAULTS) as sim:
+            body = vm_body('loose')
+            body['spec']['template']['spec']['domain']['cpu']['cores'] = 'x'
+            sim.store.create(sim.store.resource('kubevirt.io',
+                                                'virtualmachines'), body)
+    said = [r.getMessage() for r in caplog.records
+            if 'neither validated nor pruned' in r.getMessage()]
+    assert len(said) == 1
+
+
+def test_a_bad_schema_directory_is_a_clear_error(tmp_path):
+    with pytest.raises(ValueError, match='has no \\*.json schema'):
+        Simulator(crd_schemas=str(tmp_path))
+    with pytest.raises(ValueError, match='No such file or directory'):
+        Simulator(crd_schemas=str(tmp_path / 'missing'))
