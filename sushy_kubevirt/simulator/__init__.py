@@ -13,8 +13,9 @@
 """A kube-apiserver + KubeVirt + CDI simulator on 127.0.0.1.
 
 ``Simulator`` owns the store, the HTTP API server, fault injection, the
-request log and the authorizer; ``kubevirt``, ``cdi`` and ``objects``
-install controllers and subresources and seed objects.
+request log, the authorizer, the CRD schemas (``schemas``) and the fault
+control API (``control``); ``virt``, ``cdi`` and ``objects`` install
+controllers and subresources and seed objects.
 """
 
 import logging
