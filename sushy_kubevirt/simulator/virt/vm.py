@@ -115,12 +115,28 @@ class VMController:
         paused = (req.get('action') == 'Start'
                   and (req.get('data') or {}).get('paused') == 'true')
         ns, name = vm['metadata']['namespace'], vm['metadata']['name']
+        if self.changed_since(vm):
+            return
         self.store.mutate(model.VM_RT, ns, name,
                           lambda o: conditions.drop(
                               o.setdefault('status', {}), 'RestartRequired'),
                           subresource='status')
+        if self.changed_since(vm):
+            return
         with apistatus.ignoring(409):
             self.store.create(model.VMI_RT, new_vmi(vm, paused))
+
+    def changed_since(self, vm):
+        """The VM's spec or requests changed since ``vm`` was read.
+
+        A stop accepted meanwhile must not be answered by a VMI started
+        from the stale copy; the change has queued another sync.
+        """
+        current = self.store.get_ref(model.VM_RT, vm['metadata'][
+            'namespace'], vm['metadata']['name'])
+        return current is None or model.deleting(current) or (
+            current['spec'] != vm['spec']) or (
+            model.first_request(current) != model.first_request(vm))
 
     def stop_vmi(self, vmi):
         if model.deleting(vmi):
