@@ -164,7 +164,7 @@ def firmware_system(system):
                         timeout=TIMEOUT).json()
     settings = bios['@Redfish.Settings']['SettingsObject']['@odata.id']
     ok(requests.patch(system.base + settings, json={'Attributes': {
-        'ProcTurboMode': 'Disabled', 'NumCores': '4'}}, timeout=TIMEOUT))
+        'ProcTurboMode': 'Disabled'}}, timeout=TIMEOUT))
     reset = bios['Actions']['#Bios.ResetBios']['target']
     ok(requests.post(system.base + reset, json={}, timeout=TIMEOUT))
 
