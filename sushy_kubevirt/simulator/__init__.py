@@ -83,8 +83,10 @@ class Simulator:
         self.token = token
         self.seed = seed
         self.install = install
-        # CRD schema directory; None: $SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS.
-        self.crd_schemas = crd_schemas or os.environ.get(schemas.ENV) or None
+        # CRD schema directory; None: $SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS,
+        # which is skipped (with a warning) when it names no directory, so
+        # that a test run can set it unconditionally.
+        self.crd_schemas = crd_schemas or _env_schema_dir()
         self.schemas = (schemas.load_dir(self.crd_schemas)
                         if self.crd_schemas else {})
         # fieldValidation of requests that send none (kube: Warn).
@@ -247,3 +249,12 @@ class Simulator:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _env_schema_dir():
+    path = os.environ.get(schemas.ENV)
+    if path and not os.path.isdir(path):
+        LOG.warning('$%s=%s is not a directory: custom resources are not '
+                    'validated', schemas.ENV, path)
+        return None
+    return path or None

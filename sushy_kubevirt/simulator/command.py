@@ -22,7 +22,6 @@ control API (``control``).
 import argparse
 import json
 import logging
-import os
 import signal
 import sys
 import threading
@@ -70,8 +69,7 @@ def serve_parser():
     parser.add_argument('--control-port', type=int, default=0,
                         help='port of the fault control API (default: a '
                         'free one; printed at start)')
-    parser.add_argument('--crd-schemas', default=os.environ.get(schemas.ENV),
-                        metavar='DIR',
+    parser.add_argument('--crd-schemas', default=None, metavar='DIR',
                         help='directory of CRD schema files: validate and '
                         'prune VMs, VMIs and DataVolumes (default $%s; '
                         'without one nothing is validated)' % schemas.ENV)

@@ -310,3 +310,13 @@ def test_a_bad_schema_directory_is_a_clear_error(tmp_path):
         Simulator(crd_schemas=str(tmp_path))
     with pytest.raises(ValueError, match='No such file or directory'):
         Simulator(crd_schemas=str(tmp_path / 'missing'))
+
+
+def test_a_missing_directory_in_the_environment_only_warns(monkeypatch,
+                                                           caplog, tmp_path):
+    monkeypatch.setenv('SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS',
+                       str(tmp_path / 'absent'))
+    with caplog.at_level('WARNING', logger='sushy_kubevirt.simulator'):
+        sim = Simulator(install=False)
+    assert sim.schemas == {}
+    assert 'is not a directory' in caplog.text
