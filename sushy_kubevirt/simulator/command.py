@@ -20,6 +20,7 @@ control API (``control``).
 """
 
 import argparse
+import importlib.metadata
 import json
 import logging
 import signal
@@ -103,6 +104,8 @@ def serve_parser():
                         'control API)')
     parser.add_argument('--debug', action='store_true',
                         help='log every request')
+    parser.add_argument('--version', action='version', version='%s %s' % (
+        PROG, importlib.metadata.version('sushy-kubevirt')))
     return parser
 
 
