@@ -316,9 +316,10 @@ class EventService:
                   % (outcome, counts[outcome])
                   for outcome in delivery.OUTCOMES]
         lines += ['# HELP sushy_kubevirt_events_leader 1 while this process '
-                  'sends the events.',
+                  '(the candidate) sends the events.',
                   '# TYPE sushy_kubevirt_events_leader gauge',
-                  'sushy_kubevirt_events_leader %d' % leading,
+                  'sushy_kubevirt_events_leader{candidate="%s"} %d'
+                  % (self.elector.identity, leading),
                   '# HELP sushy_kubevirt_events_queued Events waiting in '
                   'the subscriber queues.',
                   '# TYPE sushy_kubevirt_events_queued gauge',

@@ -12,6 +12,8 @@
 
 """A simulator, fast EventService settings and event receivers."""
 
+import re
+
 import pytest
 import requests
 from tests.functional.emulator import harness
@@ -28,6 +30,8 @@ EVENTS = {'SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE': 'default',
           'SUSHY_EMULATOR_KUBEVIRT_EVENTS_RETRY_INTERVAL': 0.2}
 SUBSCRIPTIONS = '/redfish/v1/EventService/Subscriptions'
 VM_RT = ('kubevirt.io', 'virtualmachines')
+_LEADER = re.compile(r'^sushy_kubevirt_events_leader\{candidate="([^"]+)"\} '
+                     r'(\d)$', re.M)
 
 
 @pytest.fixture(scope='module')
@@ -79,10 +83,20 @@ def edit_cores(sim, name, cores):
     sim.store.mutate(sim.store.resource(*VM_RT), 'default', name, edit)
 
 
+def candidates(url):
+    """``{candidate: leading}`` from the /metrics of the process at url."""
+    text = requests.get(url + '/metrics', timeout=5).text
+    return {name: value == '1' for name, value in _LEADER.findall(text)}
+
+
 def wait_leader(urls, timeout=20.0):
     """The URL of the one process reporting itself the event sender."""
     def leader():
-        found = [u for u in urls if 'sushy_kubevirt_events_leader 1' in
-                 requests.get(u + '/metrics', timeout=5).text]
+        found = [u for u in urls if any(candidates(u).values())]
         return found if len(found) == 1 else None
     return harness.wait_until(leader, timeout, 0.2, 'one leader')[0]
+
+
+def lease(sim):
+    rt = sim.store.resource('coordination.k8s.io', 'leases')
+    return sim.store.try_get(rt, 'default', 'sushy-kubevirt-events')
