@@ -267,7 +267,7 @@ class EventService:
 
     def _refresh(self):
         """Start a sender for each new subscription, stop removed ones."""
-        subs = {sub.id: sub for sub in self.store.list()}
+        subs = {sub.id: sub for sub in self.store.read()}
         with self._lock:
             if not self.elector.leading():
                 return
@@ -294,7 +294,7 @@ class EventService:
         not), once per subscription, in threads of its own.
         """
         origin = record['OriginOfCondition']['@odata.id']
-        for sub in self.store.list():
+        for sub in self.store.list():  # Redfish errors for the request
             if sub.wants(record['MessageId'], origin):
                 threading.Thread(
                     target=delivery.post, daemon=True,

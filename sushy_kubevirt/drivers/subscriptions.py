@@ -29,6 +29,7 @@ import uuid
 
 from sushy_tools import error
 
+from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import imagecheck
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import resources
@@ -295,13 +296,19 @@ class Store:
         self.cluster = cluster
         self.namespace = namespace
 
+    @errormap.translate
     def list(self):
+        return self.read()
+
+    def read(self):
+        """Every subscription. :raises apierrors.ApiError:"""
         secrets = self.cluster.list_objects(resources.SECRET, self.namespace,
                                             SELECTOR)
         found = (_from_secret(s) for s in secrets)
         return sorted((s for s in found if s is not None),
                       key=lambda s: (s.since, s.id))
 
+    @errormap.translate
     def get(self, sub_id):
         """:raises sushy_tools.error.NotFound:"""
         try:
@@ -316,11 +323,19 @@ class Store:
             raise error.NotFound('Subscription %s not found' % sub_id)
         return sub
 
+    @errormap.translate
     def create(self, sub):
-        secret = self.cluster.create_object(resources.SECRET,
-                                            self.namespace, _secret(sub))
+        try:
+            secret = self.cluster.create_object(
+                resources.SECRET, self.namespace, _secret(sub))
+        except apierrors.NotFound as exc:
+            raise messages.RedfishError(
+                'InternalError', code=500, detail='The events namespace %s '
+                'does not exist (SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE)'
+                % self.namespace) from exc
         return _from_secret(secret)
 
+    @errormap.translate
     def delete(self, sub_id):
         """:raises sushy_tools.error.NotFound:"""
         self.get(sub_id)

@@ -198,6 +198,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         :raises sushy_kubevirt.config.ConfigError: naming the key.
         """
         self.cluster.validate()
+        if self._settings.events.namespace:
+            self.cluster.validate_namespace(
+                self._settings.events.namespace,
+                config.EVENTS_PREFIX + 'NAMESPACE')
 
     def metrics_text(self):
         """Prometheus text: cache reads and API calls by verb/resource."""

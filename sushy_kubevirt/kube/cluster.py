@@ -260,6 +260,26 @@ class Cluster:
         finally:
             live.close()
 
+    def validate_namespace(self, namespace, key):
+        """Check namespace ``namespace`` (setting ``key``) exists.
+
+        Uses its own short-lived connection. A refused or failed check
+        passes (:meth:`validate` reports an unreachable server).
+
+        :raises sushy_kubevirt.config.ConfigError: it does not exist.
+        """
+        live = self._make_api()
+        try:
+            live.get(resources.NAMESPACE, None, namespace)
+        except apierrors.NotFound:
+            raise config.ConfigError('%s: namespace %r does not exist'
+                                     % (key, namespace)) from None
+        except apierrors.ApiError as exc:
+            LOG.debug('Cannot check namespace %s exists: %s', namespace,
+                      exc)
+        finally:
+            live.close()
+
     def _source(self):
         if self.settings.kubeconfig is None and \
                 os.environ.get('KUBERNETES_SERVICE_HOST'):

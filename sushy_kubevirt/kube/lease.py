@@ -120,6 +120,8 @@ class Elector:
                 self._try()
             except apierrors.ApiError as exc:
                 LOG.debug('Lease %s: %s', self.name, exc)
+            except Exception:
+                LOG.exception('Lease %s: round failed', self.name)
             if not self.leading():
                 self._renewed = None
             self._stop.wait(self.renew_period)
