@@ -41,6 +41,77 @@ def payload(sub, event_id, records):
             'Context': sub.context, 'Events': records}
 
 
+class Destination:
+    """POSTs Events to one subscription, with retries and the host policy.
+
+    :param should_stop: ``fn()`` true when attempts must end (the sender
+        stopped or lost the leadership): the event is then not done.
+    """
+
+    def __init__(self, sub, settings, policy, should_stop):
+        self.sub = sub
+        self.settings = settings
+        self.policy = policy
+        self.should_stop = should_stop
+        self.counts = collections.Counter()
+        self.session = requests.Session()
+        self._checked = False
+        self._wait = threading.Event()
+
+    def close(self):
+        self._wait.set()
+        self.session.close()
+
+    def refusal(self):
+        """Why the host policy refuses the Destination now, or None."""
+        url = imageurl.parse(self.sub.destination, 'Destination')
+        return subscriptions.check_host(url, self.policy,
+                                        self.settings.timeout)
+
+    def post(self, event_id, records):
+        """POST one Event with retries; whether it is done.
+
+        Done: delivered (2xx), or given up after the retries (counted
+        ``failed``). Not done only when :attr:`should_stop` ended the
+        attempts (the next leader delivers it again).
+        """
+        s = self.settings
+        body = payload(self.sub, event_id, records)
+        headers = dict(self.sub.headers)
+        headers['Content-Type'] = 'application/json'
+        for attempt in range(s.retry_attempts + 1):
+            if self.should_stop():
+                return False
+            if attempt:
+                self.counts['retried'] += 1
+            reason = None if self._checked else self.refusal()
+            if reason is None:
+                self._checked = True
+                reason = self._send(body, headers)
+                if reason is None:
+                    self.counts['delivered'] += 1
+                    return True
+                self._checked = False
+            LOG.info('Event %s to subscription %s failed (attempt %d): %s',
+                     event_id, self.sub.id, attempt + 1, reason)
+            if attempt < s.retry_attempts and \
+                    self._wait.wait(s.retry_interval):
+                return False
+        self.counts['failed'] += 1
+        return True
+
+    def _send(self, body, headers):
+        try:
+            answer = self.session.post(
+                self.sub.destination, json=body, headers=headers,
+                timeout=self.settings.timeout, allow_redirects=False)
+        except requests.RequestException as exc:
+            return type(exc).__name__
+        if 200 <= answer.status_code < 300:
+            return None
+        return 'HTTP %d' % answer.status_code
+
+
 class Sender:
     """Deliver events to one subscription while ``leading()`` holds.
 
@@ -49,17 +120,15 @@ class Sender:
 
     def __init__(self, sub, settings, policy, leading, floor):
         self.sub = sub
-        self.settings = settings
-        self.policy = policy
-        self.leading = leading
         self.floor = floor
         #: Key of the last event delivered or given up (the checkpoint).
         self.done = floor
-        self.counts = collections.Counter()
-        self._queue = queue.Queue(settings.queue_size)
         self._stop = threading.Event()
-        self._session = requests.Session()
-        self._checked = False
+        self.destination = Destination(
+            sub, settings, policy,
+            lambda: self._stop.is_set() or not leading())
+        self.counts = self.destination.counts
+        self._queue = queue.Queue(settings.queue_size)
         self._thread = threading.Thread(
             target=self._run, daemon=True, name='events %s' % sub.id)
         self._thread.start()
@@ -73,65 +142,39 @@ class Sender:
         except queue.Full:
             self.counts['dropped'] += 1
 
+    def queued(self):
+        return self._queue.qsize()
+
     def stop(self):
         self._stop.set()
+        self.destination._wait.set()
         try:
             self._queue.put_nowait((None, None))
         except queue.Full:
             pass  # the thread sees the flag within half a second
 
     def _run(self):
-        while not self._stop.is_set():
-            try:
-                key, record = self._queue.get(timeout=0.5)
-            except queue.Empty:
-                continue
-            if key is None or self._stop.is_set():
-                break
-            if post(self, record['EventId'], [record]):
-                self.done = max(self.done, key)
-        self._session.close()
-
-    def refusal(self):
-        """Why the host policy refuses the Destination now, or None."""
-        url = imageurl.parse(self.sub.destination, 'Destination')
-        return subscriptions.check_host(url, self.policy,
-                                        self.settings.timeout)
+        try:
+            while not self._stop.is_set():
+                try:
+                    key, record = self._queue.get(timeout=0.5)
+                except queue.Empty:
+                    continue
+                if key is None or self._stop.is_set():
+                    break
+                if self.destination.post(record['EventId'], [record]):
+                    self.done = max(self.done, key)
+        finally:
+            self.destination.close()
 
 
-def post(sender, event_id, records):
-    """POST one Event with retries; whether it was delivered or given up.
-
-    False only when leadership was lost or the sender stopped first (the
-    next leader delivers the event again).
-    """
-    s = sender.settings
-    body = payload(sender.sub, event_id, records)
-    headers = dict(sender.sub.headers)
-    headers['Content-Type'] = 'application/json'
-    for attempt in range(s.retry_attempts + 1):
-        if sender._stop.is_set() or not sender.leading():
-            return False
-        if attempt:
-            sender.counts['retried'] += 1
-        reason = None if sender._checked else sender.refusal()
-        if reason is None:
-            sender._checked = True
-            try:
-                answer = sender._session.post(
-                    sender.sub.destination, json=body, headers=headers,
-                    timeout=s.timeout, allow_redirects=False)
-                if 200 <= answer.status_code < 300:
-                    sender.counts['delivered'] += 1
-                    return True
-                reason = 'HTTP %d' % answer.status_code
-            except requests.RequestException as exc:
-                reason = type(exc).__name__
-            sender._checked = False
-        LOG.info('Event %s to subscription %s failed (attempt %d): %s',
-                 event_id, sender.sub.id, attempt + 1, reason)
-        if attempt < s.retry_attempts and \
-                sender._stop.wait(s.retry_interval):
-            return False
-    sender.counts['failed'] += 1
-    return True
+def send_once(sub, settings, policy, record):
+    """POST ``record`` to ``sub`` (with retries) in a thread of its own."""
+    def run():
+        destination = Destination(sub, settings, policy, lambda: False)
+        try:
+            destination.post(record['EventId'], [record])
+        finally:
+            destination.close()
+    threading.Thread(target=run, daemon=True,
+                     name='test event %s' % sub.id).start()

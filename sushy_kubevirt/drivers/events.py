@@ -26,12 +26,14 @@ and every later one. See ``doc/source/eventservice.rst`` for the exact
 guarantee.
 """
 
+import atexit
 import collections
 import datetime
 import heapq
 import itertools
 import logging
 import os
+import sys
 import threading
 import time
 
@@ -53,6 +55,7 @@ ORDER_WINDOW = 0.1
 _KINDS = {'virtualmachines': 'vm', 'virtualmachineinstances': 'vmi',
           'datavolumes': 'dv'}
 _services = {}
+_exit_hook = []
 _services_lock = threading.Lock()
 
 
@@ -81,6 +84,9 @@ def shared(cluster, settings, logger):
     with _services_lock:
         service = _services.get(key)
         if service is None or service.pid != os.getpid():
+            if not _exit_hook:
+                # A clean exit (gunicorn's SIGTERM) releases the Lease.
+                _exit_hook.append(atexit.register(stop_services))
             service = _services[key] = EventService(cluster, settings,
                                                     logger)
             service.start()
@@ -275,7 +281,7 @@ class EventService:
                 self._senders.pop(sub_id).stop()
             for sub_id in set(subs) - set(self._senders):
                 sub = subs[sub_id]
-                floor = max((sub.since, float('inf')),
+                floor = max((sub.since, sys.maxsize),
                             self._floors.get(sub_id, (0, 0)))
                 sender = delivery.Sender(sub, self.settings, self.policy(),
                                          self.elector.leading, floor)
@@ -296,10 +302,7 @@ class EventService:
         origin = record['OriginOfCondition']['@odata.id']
         for sub in self.store.list():  # Redfish errors for the request
             if sub.wants(record['MessageId'], origin):
-                threading.Thread(
-                    target=delivery.post, daemon=True,
-                    args=(_OneShot(sub, self.settings, self.policy()),
-                          record['EventId'], [record])).start()
+                delivery.send_once(sub, self.settings, self.policy(), record)
 
     def metrics_text(self):
         with self._lock:
@@ -307,7 +310,7 @@ class EventService:
             queued = 0
             for sender in self._senders.values():
                 counts.update(sender.counts)
-                queued += sender._queue.qsize()
+                queued += sender.queued()
             leading = int(self.elector.leading())
         lines = ['# HELP sushy_kubevirt_events_total Events by outcome '
                  '(delivered, retried, failed, dropped on a full queue).',
@@ -325,20 +328,3 @@ class EventService:
                   '# TYPE sushy_kubevirt_events_queued gauge',
                   'sushy_kubevirt_events_queued %d' % queued]
         return '\n'.join(lines) + '\n'
-
-
-class _OneShot(delivery.Sender):
-    """A sender without a queue or thread (test events)."""
-
-    def __init__(self, sub, settings, policy):
-        self.sub = sub
-        self.settings = settings
-        self.policy = policy
-        self.counts = collections.Counter()
-        self._stop = threading.Event()
-        self._checked = False
-        self._session = delivery.requests.Session()
-
-    @staticmethod
-    def leading():
-        return True

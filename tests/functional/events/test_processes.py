@@ -139,3 +139,23 @@ def test_failover_when_the_leader_dies(sim, two, receiver):
     assert any(conftest.candidates(other.url).values())
     assert len(receiver.matching(before, 'ResourceChanged')) == 1
     _no_duplicates(receiver)
+
+
+def test_a_clean_stop_hands_over_without_waiting(sim, two, receiver):
+    """SIGTERM: the leader releases the Lease; the other need not wait."""
+    conftest.subscribe(two[0].url, receiver.url)
+    path = conftest.system_path(sim, 'vm-00005')
+    holder = conftest.lease(sim)['spec']['holderIdentity']
+    leader, = [p for p in two if '_%d_' % p.proc.pid in holder]
+    other, = [p for p in two if p is not leader]
+    leader.stop()
+    stopped = time.monotonic()
+    assert conftest.lease(sim)['spec']['holderIdentity'] == ''
+    conftest.edit_cores(sim, 'vm-00005', 9)
+    receiver.wait(lambda r: r.matching(path, 'ResourceChanged'),
+                  timeout=DURATION + 10)
+    # A dead leader's Lease is only taken after DURATION.
+    assert receiver.posts[-1][0] - stopped < DURATION
+    assert '_%d_' % other.proc.pid in conftest.lease(sim)['spec'][
+        'holderIdentity']
+    _no_duplicates(receiver)
