@@ -78,19 +78,27 @@ def _owner(dv):
     return None
 
 
-def shared(cluster, settings, logger):
-    """The EventService of this process for ``cluster`` (started)."""
+def shared(cluster, settings):
+    """The EventService of this process for ``cluster`` (started).
+
+    One per process: a service made for another Cluster (the settings
+    changed) is stopped, as :func:`~sushy_kubevirt.drivers.systems.
+    shared_cluster` stops that Cluster.
+    """
     key = id(cluster)
     with _services_lock:
+        stale = [_services.pop(k) for k in list(_services) if k != key]
         service = _services.get(key)
         if service is None or service.pid != os.getpid():
             if not _exit_hook:
                 # A clean exit (gunicorn's SIGTERM) releases the Lease.
                 _exit_hook.append(atexit.register(stop_services))
-            service = _services[key] = EventService(cluster, settings,
-                                                    logger)
+            service = _services[key] = EventService(cluster, settings)
             service.start()
-        return service
+    for old in stale:
+        if old.pid == os.getpid():
+            old.stop()
+    return service
 
 
 def stop_services():
@@ -103,11 +111,14 @@ def stop_services():
 
 
 class EventService:
+    """Events of one process's watch cache, sent while it holds the Lease.
 
-    def __init__(self, cluster, settings, logger):
+    :param settings: :class:`sushy_kubevirt.config.Settings`.
+    """
+
+    def __init__(self, cluster, settings):
         self.cluster = cluster
         self.settings = settings.events
-        self.logger = logger
         self.pid = os.getpid()
         self.store = subscriptions.Store(cluster, self.settings.namespace)
         self._kube_settings = settings
@@ -160,7 +171,7 @@ class EventService:
                     vmedia.api_host(self._kube_settings), s.timeout))
         return self._policy
 
-    # events from the watch cache (the dispatcher thread)
+    # events from the watch cache (the dispatcher, then the order thread)
 
     def _trays(self, vm):
         if not self.cluster.datavolumes:
@@ -173,6 +184,8 @@ class EventService:
 
     def _on_change(self, event_type, plural, obj):
         """Queue a change for :meth:`_order` (on the dispatcher thread)."""
+        if self._stopped.is_set():
+            return
         with self._ordered:
             if event_type == 'SYNCED':
                 self._synced = True

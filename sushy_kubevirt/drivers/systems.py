@@ -213,7 +213,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """This process's EventService (started), or None when disabled."""
         if not self._settings.events.namespace:
             return None
-        return events.shared(self.cluster, self._settings, self._logger)
+        return events.shared(self.cluster, self._settings)
 
     def indicators_driver(self, fallback):
         """IndicatorLEDs kept on the VMs (``Application.indicators``).
