@@ -88,8 +88,9 @@ class Events:
     namespace: typing.Optional[str] = None
     #: Retries of a failed delivery (DeliveryRetryAttempts).
     retry_attempts: int = 3
-    #: Seconds between two attempts (DeliveryRetryIntervalSeconds).
-    retry_interval: float = 5.0
+    #: Seconds between two attempts (DeliveryRetryIntervalSeconds, an
+    #: integer in Redfish).
+    retry_interval: int = 5
     #: Seconds one POST to a subscriber may take.
     timeout: float = 5.0
     #: Events waiting per subscriber; more are dropped and counted.
@@ -254,7 +255,7 @@ def _events(config):
     result = Events(
         namespace=_optional_str(config, key('namespace')),
         retry_attempts=number('retry_attempts', int, strict=False),
-        retry_interval=number('retry_interval', strict=False),
+        retry_interval=number('retry_interval', int, strict=False),
         timeout=number('timeout'),
         queue_size=number('queue_size', int),
         buffer_size=number('buffer_size', int),

@@ -333,7 +333,7 @@ def event_service():
         'ServiceEnabled': True,
         'Status': {'State': 'Enabled', 'Health': 'OK'},
         'DeliveryRetryAttempts': s.retry_attempts,
-        'DeliveryRetryIntervalSeconds': int(s.retry_interval),
+        'DeliveryRetryIntervalSeconds': s.retry_interval,
         'EventFormatTypes': ['Event'],
         'RegistryPrefixes': list(subscriptions.REGISTRY_PREFIXES),
         'ResourceTypes': list(subscriptions.RESOURCE_TYPES),

@@ -27,12 +27,13 @@ def test_defaults_and_values():
                           KEY + 'RETRY_INTERVAL': 1,
                           KEY + 'ALLOWED_HOSTS': ['10.0.0.0/8']}).events
     assert (events.namespace, events.retry_attempts, events.retry_interval,
-            events.allowed_hosts) == ('lab', 0, 1.0, ('10.0.0.0/8',))
+            events.allowed_hosts) == ('lab', 0, 1, ('10.0.0.0/8',))
     assert KEY + 'LEASE_DURATION' in config.known_keys()
 
 
 @pytest.mark.parametrize('key, value', [
     ('NAMESPACE', ''), ('RETRY_ATTEMPTS', -1), ('RETRY_ATTEMPTS', 1.5),
+    ('RETRY_INTERVAL', 0.5),
     ('QUEUE_SIZE', 0), ('BUFFER_SIZE', True), ('TIMEOUT', 0),
     ('LEASE_DURATION', 'long'), ('DENIED_HOSTS', 'a.example'),
     ('RENEW_PERIOD', 8),  # more than half the default duration (15)

@@ -27,7 +27,7 @@ EVENTS = {'SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE': 'default',
           'SUSHY_EMULATOR_KUBEVIRT_EVENTS_LEASE_DURATION': 3,
           'SUSHY_EMULATOR_KUBEVIRT_EVENTS_RENEW_PERIOD': 0.5,
           'SUSHY_EMULATOR_KUBEVIRT_EVENTS_RETRY_ATTEMPTS': 2,
-          'SUSHY_EMULATOR_KUBEVIRT_EVENTS_RETRY_INTERVAL': 0.2}
+          'SUSHY_EMULATOR_KUBEVIRT_EVENTS_RETRY_INTERVAL': 0}
 SUBSCRIPTIONS = '/redfish/v1/EventService/Subscriptions'
 VM_RT = ('kubevirt.io', 'virtualmachines')
 _LEADER = re.compile(r'^sushy_kubevirt_events_leader\{candidate="([^"]+)"\} '

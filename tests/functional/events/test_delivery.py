@@ -24,7 +24,7 @@ from sushy_kubevirt.drivers import subscriptions
 from sushy_kubevirt.kubevirt import imageurl
 
 SETTINGS = config.Events(namespace='default', retry_attempts=2,
-                         retry_interval=0.05, timeout=5.0, queue_size=3)
+                         retry_interval=0, timeout=5.0, queue_size=3)
 
 
 def _sender(url, settings=SETTINGS):

@@ -52,6 +52,7 @@ def test_service_root_and_event_service(emulator):
     service = requests.get(emulator.url + '/redfish/v1/EventService').json()
     assert service['ServiceEnabled'] is True
     assert service['DeliveryRetryAttempts'] == 2
+    assert service['DeliveryRetryIntervalSeconds'] == 0
     assert service['EventFormatTypes'] == ['Event']
     assert service['RegistryPrefixes'] == ['ResourceEvent']
     assert requests.get(emulator.url + service['Subscriptions'][
