@@ -192,3 +192,13 @@ def test_subscription_and_test_event_with_sushy(emulator, receiver):
     assert receiver.posts[0][2]['Context'] == 'ironic'
     created.delete()
     assert service.subscriptions.get_members() == []
+
+
+def test_the_api_server_is_no_destination(sim, emulator):
+    answer = requests.post(emulator.url + SUBS, json={
+        'Destination': sim.url + '/api/v1/namespaces'})
+    assert answer.status_code == 400, answer.text
+    info = answer.json()['error']['@Message.ExtendedInfo'][0]
+    assert info['MessageId'].endswith('.PropertyValueFormatError')
+    assert 'Kubernetes API server' in answer.json()['error']['message']
+    assert requests.get(emulator.url + SUBS).json()['Members'] == []
