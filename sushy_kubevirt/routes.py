@@ -335,6 +335,8 @@ def event_service():
         'DeliveryRetryAttempts': s.retry_attempts,
         'DeliveryRetryIntervalSeconds': s.retry_interval,
         'EventFormatTypes': ['Event'],
+        # Deprecated; accepted in a subscription (Ironic sends Alert).
+        'EventTypesForSubscription': list(subscriptions.EVENT_TYPES),
         'RegistryPrefixes': list(subscriptions.REGISTRY_PREFIXES),
         'ResourceTypes': list(subscriptions.RESOURCE_TYPES),
         'SubordinateResourcesSupported': True,
