@@ -116,9 +116,11 @@ def run(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args, rest = _parse(argv)
     sys.argv = [sys.argv[0]] + rest
+    # SIGTERM ends the process as an exception does: exit handlers run
+    # (the EventService releases its Lease for the next sender).
+    signal.signal(signal.SIGTERM, _terminate)
     if args.simulate is None:
         return main.main()
-    signal.signal(signal.SIGTERM, _terminate)
     with tempfile.TemporaryDirectory(prefix='sushy-kubevirt-') as workdir:
         sim = _simulate(main.app, args.simulate, workdir)
         try:

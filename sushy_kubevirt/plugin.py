@@ -131,6 +131,9 @@ EXTENSION_POINTS = (
           'MessageIds (sushy_kubevirt.messages)'),
     Point('api_utils.instance_denied', 'SUSHY_EMULATOR_ALLOWED_INSTANCES '
           'is honoured by the routes the plugin handles itself'),
+    _endpoint('root_resource', '/redfish/v1/', ('GET',), 'links the '
+              'EventService when SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE '
+              'is set', after=routes.root_body),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>',
               ('GET', 'PATCH'), 'GET: the BootSourceOverrideEnabled of the '
               'driver, HealthRollup; PATCH: validated, then applied by the '

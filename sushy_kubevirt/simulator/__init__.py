@@ -52,8 +52,10 @@ EVENTS = ResourceType('', 'v1', 'events', 'Event',
 STORAGECLASSES = ResourceType('storage.k8s.io', 'v1', 'storageclasses',
                               'StorageClass', namespaced=False,
                               status_subresource=False, short_names=('sc',))
+LEASES = ResourceType('coordination.k8s.io', 'v1', 'leases', 'Lease',
+                      status_subresource=False)
 CORE_RESOURCES = (NAMESPACES, SECRETS, CONFIGMAPS, PVCS, PVS, EVENTS,
-                  STORAGECLASSES)
+                  STORAGECLASSES, LEASES)
 ADMIN_TOKEN = 'sushy-kubevirt-admin'
 LOG = logging.getLogger(__name__)
 

@@ -58,7 +58,11 @@ CLUSTER_RULES = {
                                          'delete'],
     ('', 'secrets'): ['get', 'create', 'delete'],
 }
-NAMESPACE_RULES = {**CLUSTER_RULES, ('', 'namespaces'): ['get']}
+NAMESPACE_RULES = {**CLUSTER_RULES, ('', 'namespaces'): ['get'],
+                   # and the EventService (secrets list: subscriptions)
+                   ('', 'secrets'): ['get', 'list', 'create', 'delete'],
+                   ('coordination.k8s.io', 'leases'): ['get', 'create',
+                                                       'update']}
 
 
 # --- the Containerfile -----------------------------------------------------

@@ -26,6 +26,7 @@ import requests
 from tests.functional.conformance import conftest
 from tests.functional.conformance import validators
 from tests.functional.emulator import harness
+from tests.functional.events import conftest as events
 
 pytestmark = [
     pytest.mark.validator,
@@ -60,6 +61,15 @@ def sim():
         running.stop()
 
 
+@pytest.fixture(scope='module')
+def config_file(sim, tmp_path_factory):
+    """The emulator's config, with the EventService on."""
+    tmp = tmp_path_factory.mktemp('emulator')
+    kubeconfig = sim.write_kubeconfig(str(tmp / 'kubeconfig'))
+    return harness.write_config(tmp / 'emulator.conf', kubeconfig,
+                                **events.EVENTS)
+
+
 def _ok(response):
     assert response.status_code < 300, response.text
     return response
@@ -82,6 +92,8 @@ def test_no_fail_the_fake_driver_does_not_have(sim, emulator, fake,
                                                machines, tmp_path):
     legacy, uefi = machines(), machines()
     _uefi_secure_running(sim, emulator, uefi)
+    sub_id = events.subscribe(emulator.url, 'http://127.0.0.1:9/events',
+                              HttpHeaders=[{'X-Token': 'x'}]).json()['Id']
     _, fake_fails = validators.service_validator(
         fake.url, tmp_path / 'fake-logs')
     validated, ours = validators.service_validator(
@@ -92,6 +104,9 @@ def test_no_fail_the_fake_driver_does_not_have(sim, emulator, fake,
                     '/SimpleStorage', '/SecureBoot', '/Bios',
                     '/Bios/Settings', '/Storage', '/Storage/virtio'):
             assert machine.path + sub in validated
+    for uri in ('/redfish/v1/EventService', events.SUBSCRIPTIONS,
+                events.SUBSCRIPTIONS + '/' + sub_id):
+        assert uri in validated
     assert fake_fails, 'no FAIL parsed from the fake run'
     extra = [f for f in validators.not_in(ours, fake_fails)
              if not upstream(validators.key(f))]
