@@ -32,6 +32,9 @@ from sushy_kubevirt import simulator
 
 
 PROG = 'sushy-kubevirt-emulator'
+#: The demo's guests answer an ACPI shutdown within 3 s (the VMs' 180 s
+#: grace period is only the bound for a guest that ignores it).
+DEMO_STAGES = {'Shutdown': 3}
 _EPILOG = """\
 The KubeVirt drivers are configured with SUSHY_EMULATOR_KUBEVIRT_* keys in
 the file given with --config: see the configuration reference
@@ -78,7 +81,7 @@ def _parse(argv):
 
 def _simulate(app, vms, workdir):
     """Start a simulator; make ``app`` use it whatever the config says."""
-    sim = simulator.Simulator(vms=vms).start()
+    sim = simulator.Simulator(vms=vms, stage_delays=DEMO_STAGES).start()
     kubeconfig = sim.write_kubeconfig(os.path.join(workdir, 'kubeconfig'))
     overrides = {
         plugin.SYSTEMS_KEY: 'kubevirt',
@@ -113,9 +116,11 @@ def run(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     args, rest = _parse(argv)
     sys.argv = [sys.argv[0]] + rest
+    # SIGTERM ends the process as an exception does: exit handlers run
+    # (the EventService releases its Lease for the next sender).
+    signal.signal(signal.SIGTERM, _terminate)
     if args.simulate is None:
         return main.main()
-    signal.signal(signal.SIGTERM, _terminate)
     with tempfile.TemporaryDirectory(prefix='sushy-kubevirt-') as workdir:
         sim = _simulate(main.app, args.simulate, workdir)
         try:

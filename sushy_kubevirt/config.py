@@ -31,6 +31,7 @@ import typing
 
 PREFIX = 'SUSHY_EMULATOR_KUBEVIRT_'
 VMEDIA_PREFIX = PREFIX + 'VMEDIA_'
+EVENTS_PREFIX = PREFIX + 'EVENTS_'
 
 LOG = logging.getLogger(__name__)
 #: Unknown keys already warned about (each is logged once per process).
@@ -79,6 +80,36 @@ class Vmedia:
 
 
 @dataclasses.dataclass(frozen=True)
+class Events:
+    """``SUSHY_EMULATOR_KUBEVIRT_EVENTS_*``: the Redfish EventService."""
+
+    #: Namespace of the subscription Secrets and of the sender Lease;
+    #: None: no EventService.
+    namespace: typing.Optional[str] = None
+    #: Retries of a failed delivery (DeliveryRetryAttempts).
+    retry_attempts: int = 3
+    #: Seconds between two attempts (DeliveryRetryIntervalSeconds, an
+    #: integer in Redfish).
+    retry_interval: int = 5
+    #: Seconds one POST to a subscriber may take.
+    timeout: float = 5.0
+    #: Events waiting per subscriber; more are dropped and counted.
+    queue_size: int = 1000
+    #: Recent events each process keeps for a new sender to resume from.
+    buffer_size: int = 10000
+    #: Lease duration: a sender silent this long is replaced.
+    lease_duration: float = 15.0
+    #: Seconds between two renewals (and checkpoints) of the Lease; less
+    #: than half the duration.
+    renew_period: float = 2.0
+    #: Hosts (names, addresses or CIDRs) a Destination may name; None:
+    #: any host not denied.
+    allowed_hosts: typing.Optional[typing.Tuple[str, ...]] = None
+    #: Hosts denied on top of the built-in denials.
+    denied_hosts: typing.Tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
 class Settings:
     #: Path of a kubeconfig file; None: in-cluster, else ``~/.kube/config``.
     kubeconfig: typing.Optional[str] = None
@@ -94,6 +125,8 @@ class Settings:
     burst: int = 40
     #: The virtual-media settings.
     vmedia: Vmedia = Vmedia()
+    #: The EventService settings.
+    events: Events = Events()
 
 
 def _key(name, prefix=PREFIX):
@@ -103,9 +136,10 @@ def _key(name, prefix=PREFIX):
 def known_keys():
     """Every ``SUSHY_EMULATOR_KUBEVIRT_*`` key :func:`load` reads."""
     keys = {_key(f.name) for f in dataclasses.fields(Settings)
-            if f.name != 'vmedia'}
+            if f.name not in ('vmedia', 'events')}
     return keys | {_key(f.name, VMEDIA_PREFIX)
-                   for f in dataclasses.fields(Vmedia)}
+                   for f in dataclasses.fields(Vmedia)} | {
+        _key(f.name, EVENTS_PREFIX) for f in dataclasses.fields(Events)}
 
 
 def _optional_str(config, key):
@@ -207,6 +241,36 @@ def _vmedia(config):
     )
 
 
+def _events(config):
+    defaults = Events()
+
+    def key(name):
+        return _key(name, EVENTS_PREFIX)
+
+    def number(name, kind=(int, float), strict=True):
+        value = _number(config, key(name), kind, getattr(defaults, name),
+                        strict=strict)
+        return value if kind is int else float(value)
+
+    result = Events(
+        namespace=_optional_str(config, key('namespace')),
+        retry_attempts=number('retry_attempts', int, strict=False),
+        retry_interval=number('retry_interval', int, strict=False),
+        timeout=number('timeout'),
+        queue_size=number('queue_size', int),
+        buffer_size=number('buffer_size', int),
+        lease_duration=number('lease_duration'),
+        renew_period=number('renew_period'),
+        allowed_hosts=_hosts(config, key('allowed_hosts')),
+        denied_hosts=_hosts(config, key('denied_hosts')) or (),
+    )
+    if result.renew_period * 2 > result.lease_duration:
+        raise ConfigError('%s (%s) must be at most half of %s (%s)'
+                          % (key('renew_period'), result.renew_period,
+                             key('lease_duration'), result.lease_duration))
+    return result
+
+
 def warn_unknown(config):
     """Log each unknown key with our prefix and the closest valid key."""
     known = known_keys()
@@ -235,4 +299,5 @@ def load(config):
                           defaults.qps)),
         burst=_number(config, _key('burst'), int, defaults.burst),
         vmedia=_vmedia(config),
+        events=_events(config),
     )

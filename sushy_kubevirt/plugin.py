@@ -147,6 +147,11 @@ EXTENSION_POINTS = (
           'MessageIds (sushy_kubevirt.messages)'),
     Point('api_utils.instance_denied', 'SUSHY_EMULATOR_ALLOWED_INSTANCES '
           'is honoured by the routes the plugin handles itself'),
+    _endpoint('root_resource', '/redfish/v1/', ('GET',), 'links the '
+              'EventService when SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE '
+              'is set; Links.Sessions and the SessionService; no '
+              'UpdateService',
+              after=_then(routes.root_body, routes.service_root_body)),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>',
               ('GET', 'PATCH'), 'GET: the BootSourceOverrideEnabled of the '
               'driver, HealthRollup; PATCH: validated, then applied by the '
@@ -171,9 +176,6 @@ EXTENSION_POINTS = (
            'copyright annotation, Redfish JSON for every error body; '
            'ETag, If-None-Match (304) and If-Match (412) under a System',
            before=routes.precondition, after=routes.finish),
-    _endpoint('root_resource', '/redfish/v1/', ('GET',),
-              'Links.Sessions and the SessionService; no UpdateService',
-              after=routes.root_body),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
               ('PATCH',), 'outside the full feature set: 405 with Allow '
               '(sushy-tools raises an error class it lacks: a 500)',

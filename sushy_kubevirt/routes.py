@@ -22,8 +22,10 @@ plugin driver with a Base registry MessageId. Each handler acts only when
 with the method it needs; every other driver keeps the stock behaviour.
 """
 
+import datetime
 import json
 import logging
+import uuid
 
 import flask
 from sushy_tools.emulator import api_utils
@@ -31,6 +33,7 @@ from sushy_tools import error
 from werkzeug import exceptions
 
 from sushy_kubevirt.drivers import errormap
+from sushy_kubevirt.drivers import subscriptions
 from sushy_kubevirt.kubevirt import boot as kubevirt_boot
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import indicator
@@ -65,6 +68,15 @@ _METRICS_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 #: Largest request body a plugin driver accepts (413 above).
 MAX_BODY = 1024 * 1024
 _RESET = 'ComputerSystem.Reset'
+EVENT_SERVICE = '/redfish/v1/EventService'
+_TEST_EVENT = 'EventService.SubmitTestEvent'
+_TEST_EVENT_URI = EVENT_SERVICE + '/Actions/' + _TEST_EVENT
+_TEST_EVENT_KEYS = {'MessageId': str, 'Message': str, 'MessageArgs': list,
+                    'OriginOfCondition': str, 'EventId': str,
+                    'EventTimestamp': str, 'Severity': str,
+                    'MessageSeverity': str, 'EventGroupId': int,
+                    'EventType': str}
+_SEVERITIES = ('OK', 'Warning', 'Critical')
 
 blueprint = flask.Blueprint('sushy_kubevirt', __name__)
 
@@ -338,6 +350,138 @@ def virtual_media_body(app, response):
     _rewrite_json(response, edit)
 
 
+def event_service_of(app):
+    """The systems driver's EventService, or None when it has none."""
+    systems = systems_driver(app, 'event_service')
+    return systems.event_service() if systems is not None else None
+
+
+def _events():
+    service = event_service_of(flask.current_app)
+    if service is None:
+        raise error.NotFound('No EventService: set '
+                             'SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE')
+    return service
+
+
+def _json(body, status=200, headers=None):
+    return flask.Response(json.dumps(body), status=status, headers=headers,
+                          content_type='application/json')
+
+
+def root_body(app, response):
+    """The service root links the EventService when there is one."""
+    if event_service_of(app) is None:
+        return
+    _rewrite_json(response, lambda body: body.update(
+        EventService={'@odata.id': EVENT_SERVICE}) or True)
+
+
+@blueprint.route(EVENT_SERVICE, methods=['GET'])
+def event_service():
+    s = _events().settings
+    return _json({
+        '@odata.type': '#EventService.v1_10_0.EventService',
+        '@odata.id': EVENT_SERVICE,
+        'Id': 'EventService', 'Name': 'Event Service',
+        'ServiceEnabled': True,
+        'Status': {'State': 'Enabled', 'Health': 'OK'},
+        'DeliveryRetryAttempts': s.retry_attempts,
+        'DeliveryRetryIntervalSeconds': s.retry_interval,
+        'EventFormatTypes': ['Event'],
+        # Deprecated; accepted in a subscription (Ironic sends Alert).
+        'EventTypesForSubscription': list(subscriptions.EVENT_TYPES),
+        'RegistryPrefixes': list(subscriptions.REGISTRY_PREFIXES),
+        'ResourceTypes': list(subscriptions.RESOURCE_TYPES),
+        'SubordinateResourcesSupported': True,
+        'Subscriptions': {'@odata.id': subscriptions.COLLECTION},
+        'Actions': {'#' + _TEST_EVENT: {'target': _TEST_EVENT_URI}},
+    })
+
+
+@blueprint.route(subscriptions.COLLECTION, methods=['GET', 'POST'])
+def event_subscriptions():
+    service = _events()
+    if flask.request.method == 'POST':
+        sub = subscriptions.parse(json_body(), service.policy(),
+                                  service.settings.timeout)
+        sub = service.store.create(sub)
+        return _json(sub.body(), 201, {
+            'Location': '%s/%s' % (subscriptions.COLLECTION, sub.id)})
+    subs = service.store.list()
+    return _json({
+        '@odata.type': '#EventDestinationCollection.'
+                       'EventDestinationCollection',
+        '@odata.id': subscriptions.COLLECTION,
+        'Name': 'Event Subscriptions',
+        'Members@odata.count': len(subs),
+        'Members': [{'@odata.id': '%s/%s' % (subscriptions.COLLECTION,
+                                             sub.id)} for sub in subs],
+    })
+
+
+@blueprint.route(subscriptions.COLLECTION + '/<sub_id>',
+                 methods=['GET', 'DELETE'])
+def event_subscription(sub_id):
+    service = _events()
+    if flask.request.method == 'DELETE':
+        service.store.delete(sub_id)
+        return flask.Response(status=204)
+    return _json(service.store.get(sub_id).body())
+
+
+def _test_event(body):
+    for name in sorted(body):
+        kind = _TEST_EVENT_KEYS.get(name)
+        if kind is None:
+            raise messages.RedfishError(
+                'ActionParameterUnknown', _TEST_EVENT, name,
+                properties=['/' + name])
+        value = body[name]
+        if not isinstance(value, kind) or isinstance(value, bool) or (
+                kind is list and not all(isinstance(v, str)
+                                         for v in value)):
+            raise messages.RedfishError(
+                'ActionParameterValueTypeError', json.dumps(value), name,
+                _TEST_EVENT, properties=['/' + name])
+    if 'MessageId' not in body:
+        raise messages.RedfishError(
+            'ActionParameterMissing', _TEST_EVENT, 'MessageId',
+            properties=['/MessageId'])
+    if body.get('EventType', 'Alert') not in subscriptions.EVENT_TYPES:
+        raise messages.RedfishError(
+            'ActionParameterValueNotInList', body['EventType'], 'EventType',
+            _TEST_EVENT, properties=['/EventType'])
+    for name in ('Severity', 'MessageSeverity'):
+        if body.get(name, 'OK') not in _SEVERITIES:
+            raise messages.RedfishError(
+                'ActionParameterValueNotInList', body[name], name,
+                _TEST_EVENT, properties=['/' + name])
+    severity = body.get('MessageSeverity', body.get('Severity', 'OK'))
+    record = {
+        'EventId': body.get('EventId') or 'test-' + uuid.uuid4().hex,
+        'EventTimestamp': body.get('EventTimestamp') or
+        datetime.datetime.now(datetime.timezone.utc).isoformat(),
+        'MessageId': body['MessageId'],
+        'Message': body.get('Message', ''),
+        'MessageArgs': body.get('MessageArgs', []),
+        'MessageSeverity': severity, 'Severity': severity,
+        'OriginOfCondition': {
+            '@odata.id': body.get('OriginOfCondition', EVENT_SERVICE)},
+    }
+    for name in ('EventGroupId', 'EventType'):
+        if name in body:
+            record[name] = body[name]
+    return record
+
+
+@blueprint.route(_TEST_EVENT_URI, methods=['POST'])
+def submit_test_event():
+    service = _events()
+    service.test_event(_test_event(json_body()))
+    return flask.Response(status=204)
+
+
 @blueprint.route('/metrics')
 def metrics():
     """The systems driver's ``metrics_text()``; 404 for other drivers."""
@@ -399,7 +543,7 @@ def _editor(edit):
     return after
 
 
-root_body = _editor(root.edit)
+service_root_body = _editor(root.edit)
 chassis_body = _editor(chassis.edit_chassis)
 thermal_body = _editor(chassis.edit_thermal)
 certificate_service_body = _editor(services.edit_certificate_service)
@@ -586,6 +730,9 @@ def install(app, key, points, stock_error_handler):
         request = flask.request
         if app.config.get(key):
             _limit_body(request)
+            # Each process joins the event sender election at its first
+            # request (gunicorn forks after import: no thread before).
+            event_service_of(app)
         for handler in every_before:
             response = handler(app, **(request.view_args or {}))
             if response is not None:

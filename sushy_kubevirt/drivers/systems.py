@@ -30,6 +30,7 @@ from sushy_kubevirt import config
 from sushy_kubevirt.drivers import biosapply
 from sushy_kubevirt.drivers import bootonce
 from sushy_kubevirt.drivers import errormap
+from sushy_kubevirt.drivers import events
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import vmedia
@@ -113,6 +114,7 @@ def _memoized(key, read):
 
 def stop_clusters():
     """Stop every Cluster of this process (threads and connections)."""
+    events.stop_services()
     with _clusters_lock:
         clusters = list(_clusters.values())
         _clusters.clear()
@@ -204,6 +206,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         :raises sushy_kubevirt.config.ConfigError: naming the key.
         """
         self.cluster.validate()
+        if self._settings.events.namespace:
+            self.cluster.validate_namespace(
+                self._settings.events.namespace,
+                config.EVENTS_PREFIX + 'NAMESPACE')
 
     def sessions(self):
         """The Redfish session store (Secrets, :mod:`.redfish.sessions`)."""
@@ -214,7 +220,15 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     def metrics_text(self):
         """Prometheus text: cache reads and API calls by verb/resource."""
-        return self.cluster.accounting.render()
+        text = self.cluster.accounting.render()
+        service = self.event_service()
+        return text + service.metrics_text() if service else text
+
+    def event_service(self):
+        """This process's EventService (started), or None when disabled."""
+        if not self._settings.events.namespace:
+            return None
+        return events.shared(self.cluster, self._settings)
 
     def indicators_driver(self, fallback):
         """IndicatorLEDs kept on the VMs (``Application.indicators``).

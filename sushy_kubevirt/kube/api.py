@@ -168,6 +168,11 @@ class Api:
         return self._call(('create', resource, namespace, None), 'POST',
                           resource.path(namespace), body=body)
 
+    def replace(self, resource, namespace, name, body):
+        """PUT ``body``; its ``metadata.resourceVersion`` guards it."""
+        return self._call(('update', resource, namespace, None), 'PUT',
+                          resource.path(namespace, name), body=body)
+
     def delete(self, resource, namespace, name):
         """Delete; return the server's answer (the object or a Status)."""
         return self._call(('delete', resource, namespace, None), 'DELETE',

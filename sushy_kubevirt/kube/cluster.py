@@ -27,6 +27,7 @@ when its VM list is empty (one GET of the namespace) and checked again
 at most every ``NAMESPACE_RECHECK`` seconds while it is read.
 """
 
+import functools
 import logging
 import os
 import threading
@@ -47,6 +48,10 @@ LOG = logging.getLogger(__name__)
 
 #: Seconds between two checks of a namespace found missing, while read.
 NAMESPACE_RECHECK = 5.0
+
+
+def _tagged(fn, plural, kind, obj):
+    fn(kind, plural, obj)
 
 
 class _Running:
@@ -255,6 +260,26 @@ class Cluster:
         finally:
             live.close()
 
+    def validate_namespace(self, namespace, key):
+        """Check namespace ``namespace`` (setting ``key``) exists.
+
+        Uses its own short-lived connection. A refused or failed check
+        passes (:meth:`validate` reports an unreachable server).
+
+        :raises sushy_kubevirt.config.ConfigError: it does not exist.
+        """
+        live = self._make_api()
+        try:
+            live.get(resources.NAMESPACE, None, namespace)
+        except apierrors.NotFound:
+            raise config.ConfigError('%s: namespace %r does not exist'
+                                     % (key, namespace)) from None
+        except apierrors.ApiError as exc:
+            LOG.debug('Cannot check namespace %s exists: %s', namespace,
+                      exc)
+        finally:
+            live.close()
+
     def _source(self):
         if self.settings.kubeconfig is None and \
                 os.environ.get('KUBERNETES_SERVICE_HOST'):
@@ -311,13 +336,40 @@ class Cluster:
             if running is not None and self._pid == os.getpid():
                 self._add_vmi_handler(running, fn)
 
-    def _add_vmi_handler(self, running, fn):
+    def add_handler(self, fn, timeout=None):
+        """Call ``fn(event_type, plural, obj)`` on changes of every kind.
+
+        Waits (at most ``timeout`` seconds) until every informer has
+        synced; then the cached objects are replayed to ``fn`` as ADDED,
+        followed by one ``fn('SYNCED', None, None)``, then every later
+        change, on the one dispatcher thread. ``plural`` names the
+        resource (``virtualmachines``...). VMIs of VMs not served are
+        skipped.
+
+        :returns: whether the informers synced (``fn`` was added).
+        """
+        if not self.wait_for_sync(timeout):
+            return False
+        running = self._run()
+        for (plural, _), cache in running.informers.items():
+            each = functools.partial(_tagged, fn, plural)
+            cache.add_handler(self._served_vmis(running, each)
+                              if plural == resources.VMI.plural else each)
+        running.dispatcher.put((functools.partial(fn, 'SYNCED'),), None,
+                               None)
+        return True
+
+    def _served_vmis(self, running, fn):
         def served(kind, vmi):
             if self._running is not running:
                 return  # stopped: a read would start it again
             meta = vmi['metadata']
             if self._vm_served(meta.get('namespace'), meta['name']):
                 fn(kind, vmi)
+        return served
+
+    def _add_vmi_handler(self, running, fn):
+        served = self._served_vmis(running, fn)
         for cache in running.vmi_informers():
             cache.add_handler(served)
 
@@ -478,6 +530,31 @@ class Cluster:
                 self._informer(resources.DATAVOLUME, namespace).note_delete(
                     namespace, name)
         return answer
+
+    def get_object(self, resource, namespace, name):
+        """GET any object live. :raises apierrors.NotFound:"""
+        return self._run().api.get(resource, namespace, name)
+
+    def list_objects(self, resource, namespace, label_selector=None):
+        """Every object of a live list (all pages)."""
+        items, token = [], None
+        while True:
+            page = self._run().api.list(resource, namespace, label_selector,
+                                        continue_token=token, limit=500)
+            items += page.get('items') or []
+            token = (page.get('metadata') or {}).get('continue')
+            if not token:
+                return items
+
+    def create_object(self, resource, namespace, body):
+        return self._run().api.create(resource, namespace, body)
+
+    def replace_object(self, resource, namespace, name, body):
+        """PUT, guarded by ``body``'s resourceVersion.
+
+        :raises apierrors.Conflict: the object changed since it was read.
+        """
+        return self._run().api.replace(resource, namespace, name, body)
 
     def create_secret(self, namespace, body):
         return self._run().api.create(resources.SECRET, namespace, body)

@@ -60,3 +60,4 @@ VMI_ACTIONS = Resource('subresources.kubevirt.io', 'v1',
                        'virtualmachineinstances')
 NAMESPACE = Resource('', 'v1', 'namespaces', namespaced=False)
 SECRET = Resource('', 'v1', 'secrets')
+LEASE = Resource('coordination.k8s.io', 'v1', 'leases')

@@ -13,24 +13,29 @@
 """A kube-apiserver + KubeVirt + CDI simulator on 127.0.0.1.
 
 ``Simulator`` owns the store, the HTTP API server, fault injection, the
-request log and the authorizer; ``kubevirt``, ``cdi`` and ``objects``
-install controllers and subresources and seed objects.
+request log, the authorizer, the CRD schemas (``schemas``) and the fault
+control API (``control``); ``virt``, ``cdi`` and ``objects`` install
+controllers and subresources and seed objects.
 """
 
+import logging
+import os
 import threading
 import time
 
 from sushy_kubevirt.simulator import apiserver
 from sushy_kubevirt.simulator import auth
 from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator import control
 from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import kubeconfig
-from sushy_kubevirt.simulator import kubevirt
 from sushy_kubevirt.simulator import objects
 from sushy_kubevirt.simulator import requestlog
-from sushy_kubevirt.simulator import store as storemod
+from sushy_kubevirt.simulator import schemas
+from sushy_kubevirt.simulator import storage
+from sushy_kubevirt.simulator import virt
 
-ResourceType = storemod.ResourceType
+ResourceType = storage.ResourceType
 
 NAMESPACES = ResourceType('', 'v1', 'namespaces', 'Namespace',
                           namespaced=False, short_names=('ns',))
@@ -47,9 +52,12 @@ EVENTS = ResourceType('', 'v1', 'events', 'Event',
 STORAGECLASSES = ResourceType('storage.k8s.io', 'v1', 'storageclasses',
                               'StorageClass', namespaced=False,
                               status_subresource=False, short_names=('sc',))
+LEASES = ResourceType('coordination.k8s.io', 'v1', 'leases', 'Lease',
+                      status_subresource=False)
 CORE_RESOURCES = (NAMESPACES, SECRETS, CONFIGMAPS, PVCS, PVS, EVENTS,
-                  STORAGECLASSES)
+                  STORAGECLASSES, LEASES)
 ADMIN_TOKEN = 'sushy-kubevirt-admin'
+LOG = logging.getLogger(__name__)
 
 
 class Simulator:
@@ -61,7 +69,8 @@ class Simulator:
                  bookmark_interval=60.0, min_request_timeout=1800.0,
                  token=ADMIN_TOKEN, seed=None, start_rv=1_000_000,
                  too_large_wait=3.0, watchlist_enabled=True,
-                 watch_backlog_limit=None, install=True, guest_agent=False):
+                 watch_backlog_limit=None, install=True, guest_agent=False,
+                 crd_schemas=None, field_validation=None):
         self.host = host
         # Default for VMIs without the guest-agent template annotation.
         self.guest_agent = guest_agent
@@ -76,20 +85,33 @@ class Simulator:
         self.token = token
         self.seed = seed
         self.install = install
-        self.store = storemod.Store(start_rv=start_rv,
-                                    history_size=history_size,
-                                    watch_backlog_limit=watch_backlog_limit)
+        # CRD schema directory; None: $SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS,
+        # which is skipped (with a warning) when it names no directory, so
+        # that a test run can set it unconditionally.
+        self.crd_schemas = crd_schemas or _env_schema_dir()
+        self.schemas = (schemas.load_dir(self.crd_schemas)
+                        if self.crd_schemas else {})
+        # fieldValidation of requests that send none (kube: Warn).
+        self.field_validation = field_validation or schemas.DEFAULT_DIRECTIVE
+        if self.field_validation not in schemas.DIRECTIVES:
+            raise ValueError('field_validation must be one of %s'
+                             % ', '.join(schemas.DIRECTIVES))
+        self.store = storage.Store(start_rv=start_rv,
+                                   history_size=history_size,
+                                   watch_backlog_limit=watch_backlog_limit)
         self.faults = faults.Faults(latency_ms=latency_ms, max_qps=max_qps,
                                     max_inflight=max_inflight)
         self.request_log = requestlog.RequestLog()
         self.authz = auth.Authorizer(token)
         self.admission = {}
+        self.validation = {}
         self.subresources = {}
         self.components = {}
         self._api = apiserver.ApiServer(self, host, port)
         self._lock = threading.Lock()
         self._started = False
         self._reopen = None
+        self.control = None
         for rt in CORE_RESOURCES:
             self.store.register(rt)
 
@@ -99,9 +121,14 @@ class Simulator:
         """Serve another resource type."""
         self.store.register(rt)
 
-    def register_admission(self, rt, fn):
-        """``fn(operation, new, old, user)`` on API CREATE/UPDATE."""
-        self.admission.setdefault(rt.key, []).append(fn)
+    def register_admission(self, rt, fn, validating=False):
+        """``fn(operation, new, old, user)`` on API CREATE/UPDATE.
+
+        Mutating functions run before the schema check, validating ones
+        after it (kube-apiserver's order).
+        """
+        hooks = self.validation if validating else self.admission
+        hooks.setdefault(rt.key, []).append(fn)
 
     def register_subresource(self, group_version, plural, action, fn):
         """Serve PUT .../namespaces/{ns}/{plural}/{name}/{action}."""
@@ -132,9 +159,31 @@ class Simulator:
         return self
 
     def _install(self):
-        self.components['kubevirt'] = kubevirt.install(self)
+        self.components['kubevirt'] = virt.install(self)
         self.components['cdi'] = cdi.install(self)
+        self._set_schemas()
         objects.seed(self, self.vms, self.namespaces)
+
+    def _set_schemas(self):
+        """Validate the served custom resources that have a schema."""
+        if not self.schemas:
+            LOG.info('no CRD schema directory (--crd-schemas or $%s): '
+                     'custom resources are neither validated nor pruned',
+                     schemas.ENV)
+            return
+        for rt in self.store.resources():
+            schema = self.schemas.get('%s.%s' % (rt.plural, rt.group))
+            if schema is not None and schema.version == rt.version:
+                self.store.set_schema(rt, schema)
+        LOG.info('validating and pruning %s against the CRD schemas in %s',
+                 ', '.join(sorted(self.schemas)), self.crd_schemas)
+
+    def start_control(self, port=0):
+        """Serve the fault control API (``control``); return its URL."""
+        if self.control is None:
+            self.control = control.ControlServer(self, self.host,
+                                                 port).start()
+        return self.control.url
 
     def stop(self):
         """Close every watch and socket and stop controllers."""
@@ -143,6 +192,9 @@ class Simulator:
                 return
             self._started = False
             reopen, self._reopen = self._reopen, None
+        if self.control is not None:
+            self.control.stop()
+            self.control = None
         if reopen is not None:
             reopen.cancel()
         for component in self.components.values():
@@ -199,3 +251,12 @@ class Simulator:
 
     def __exit__(self, *exc):
         self.stop()
+
+
+def _env_schema_dir():
+    path = os.environ.get(schemas.ENV)
+    if path and not os.path.isdir(path):
+        LOG.warning('$%s=%s is not a directory: custom resources are not '
+                    'validated', schemas.ENV, path)
+        return None
+    return path or None

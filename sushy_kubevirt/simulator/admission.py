@@ -20,7 +20,7 @@ the message format of a denying webhook behind kube-apiserver.
 
 import uuid
 
-from sushy_kubevirt.simulator import status
+from sushy_kubevirt.simulator import apistatus
 
 WEBHOOK = 'virtualmachine-validator.kubevirt.io'
 FIRMWARE_UUID_NAMESPACE = uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895')
@@ -125,19 +125,24 @@ def validate_vm(vm):
 def denied(causes):
     """The 422 kube-apiserver returns when the webhook denies a request."""
     message = ', '.join(c['message'] for c in causes)
-    return status.ApiError(
+    return apistatus.ApiError(
         422, 'Invalid',
         'admission webhook "%s" denied the request: %s' % (WEBHOOK, message),
         details={'causes': causes})
 
 
-def admit_vm(operation, new, old, user):
-    """Admission hook for ``sim.register_admission``."""
+def mutate_vm(operation, new, old, user):
+    """The mutating webhook (``sim.register_admission``)."""
     default_vm(new)
+
+
+def check_vm(operation, new, old, user):
+    """The validating webhook, after the schema check."""
     causes = validate_vm(new)
     if causes:
         raise denied(causes)
 
 
 def register(sim, vm_rt):
-    sim.register_admission(vm_rt, admit_vm)
+    sim.register_admission(vm_rt, mutate_vm)
+    sim.register_admission(vm_rt, check_vm, validating=True)

@@ -31,9 +31,10 @@ import threading
 import time
 import urllib.parse
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import encoding
 from sushy_kubevirt.simulator import routing
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import watch
 
 LOG = logging.getLogger(__name__)
@@ -178,6 +179,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.send_header('Cache-Control', 'no-cache, private')
         for key, value in (headers or {}).items():
             self.send_header(key, value)
+        for message in self._req.warnings:
+            self.send_header('Warning', schemas.warning_header(message))
         # Headers and body leave in one write (end_headers would send the
         # headers on their own).
         self._headers_buffer.append(b'\r\n%s' % data)
@@ -185,6 +188,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
 
     def _send_error(self, error):
+        self.entry['error'] = error.message
         data, ctype = error.body()
         self._send(error.code, data, ctype, error.headers)
 
@@ -198,7 +202,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                       'query': dict(query), 'verb': None, 'group': None,
                       'resource': None, 'namespace': None, 'name': None,
                       'status': None, 'started': time.time(),
-                      'duration': None, 'events': 0, 'user': None}
+                      'duration': None, 'events': 0, 'user': None,
+                      'error': None, 'warnings': req.warnings}
         self._started = time.monotonic()
         self.begun = False  # a watch stream has started
         try:
@@ -234,9 +239,9 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                 if not api.sim.authz.authorized(
                         req.user, req.verb, req.namespace, req.resource,
                         req.group):
-                    raise st.forbidden(req.user, req.verb, req.rt,
-                                       req.namespace, req.name or '',
-                                       req.subresource or '')
+                    raise apistatus.forbidden(req.user, req.verb, req.rt,
+                                              req.namespace, req.name or '',
+                                              req.subresource or '')
                 if req.verb == 'watch':
                     watch.serve(self, req)
                     return
@@ -246,7 +251,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         except routing.PlainNotFound:
             self._send(404, NOT_FOUND_TEXT, 'text/plain; charset=utf-8')
             return
-        except st.ApiError as exc:
+        except apistatus.ApiError as exc:
             if not self.begun:
                 self._send_error(exc)
             else:  # a watch already answered 200: just cut it
@@ -260,7 +265,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             if self.begun:
                 self.close_connection = True  # mid-stream: just cut it
                 return
-            self._send_error(st.internal(str(exc)))
+            self._send_error(apistatus.internal(str(exc)))
             return
         if doc is None:
             self._send(code, b'')

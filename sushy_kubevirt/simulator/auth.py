@@ -15,7 +15,7 @@
 import fnmatch
 import threading
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
 
 
 class Authorizer:
@@ -42,7 +42,7 @@ class Authorizer:
         user = self.tokens.get(token.strip()) \
             if scheme.lower() == 'bearer' else None
         if user is None:
-            raise st.unauthorized()
+            raise apistatus.unauthorized()
         return user
 
     def _add(self, allow, user, verb, namespace, resource, group):
@@ -57,6 +57,28 @@ class Authorizer:
     def deny(self, user='*', verb='*', namespace='*', resource='*',
              group='*'):
         self._add(False, user, verb, namespace, resource, group)
+
+    def forbid_namespace(self, namespace):
+        """Deny everyone everything in ``namespace`` (first rule)."""
+        with self._lock:
+            rule = (False, '*', '*', namespace, '*', '*')
+            if rule not in self.rules:
+                self.rules.insert(0, rule)
+
+    def allow_namespace(self, namespace):
+        """Undo ``forbid_namespace``; False if it was not forbidden."""
+        with self._lock:
+            rule = (False, '*', '*', namespace, '*', '*')
+            if rule not in self.rules:
+                return False
+            self.rules.remove(rule)
+            return True
+
+    def forbidden_namespaces(self):
+        with self._lock:
+            return sorted(rule[3] for rule in self.rules
+                          if rule[:3] == (False, '*', '*')
+                          and rule[4:] == ('*', '*'))
 
     def clear(self):
         with self._lock:

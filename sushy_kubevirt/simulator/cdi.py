@@ -16,29 +16,38 @@ The DataVolume controller keeps a PVC of the same name (owned by the
 DataVolume) and walks ``status.phase`` through WaitForFirstConsumer,
 ImportScheduled, ImportInProgress and Succeeded or Failed.  HTTP imports
 really fetch the URL (with the Secret's credentials and the ConfigMap's CA
-certificates) on an importer thread.  ``install`` also starts the
-ownerReference garbage collector (``garbagecollector``).
+certificates) on an importer thread. A URL that cannot be fetched at all
+(control characters, a malformed host, not http(s)) fails the import at
+once. As Go's net/http (CDI's importer) does, the credentials follow a
+redirect only to the same host or one of its subdomains. ``install``
+also starts the ownerReference garbage collector (``garbagecollector``).
 """
 
 import base64
+import json
 import logging
-import re
+import math
 import ssl
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
-from sushy_kubevirt.simulator import clock as sim_clock
+from kubernetes import utils
+
+from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import garbagecollector
-from sushy_kubevirt.simulator import status as sim_status
-from sushy_kubevirt.simulator import store as sim_store
+from sushy_kubevirt.simulator import storage
 
 LOG = logging.getLogger(__name__)
 
 GROUP = 'cdi.kubevirt.io'
 VERSION = 'v1beta1'
-DV_RT = sim_store.ResourceType(GROUP, VERSION, 'datavolumes', 'DataVolume',
-                               short_names=('dv', 'dvs'))
+DV_RT = storage.ResourceType(GROUP, VERSION, 'datavolumes', 'DataVolume',
+                             short_names=('dv', 'dvs'))
+CDI_CONTROLLER = 'cdi-controller'  # field managers
+KUBE_CONTROLLER_MANAGER = 'kube-controller-manager'
 ANN_IMMEDIATE = 'cdi.kubevirt.io/storage.bind.immediate.requested'
 ANN_DEFAULT_SC = 'storageclass.kubernetes.io/is-default-class'
 FILESYSTEM_OVERHEAD = 0.055
@@ -47,9 +56,6 @@ FINAL = ('Succeeded', 'Failed')
 ORDER = ('', 'Pending', 'WaitForFirstConsumer', 'ImportScheduled',
          'ImportInProgress', 'Succeeded', 'Failed')
 CHUNK = 256 * 1024
-_SUFFIXES = {'': 1, 'k': 10 ** 3, 'M': 10 ** 6, 'G': 10 ** 9,
-             'T': 10 ** 12, 'P': 10 ** 15, 'Ki': 2 ** 10, 'Mi': 2 ** 20,
-             'Gi': 2 ** 30, 'Ti': 2 ** 40, 'Pi': 2 ** 50, 'm': 0.001}
 
 
 class ImportFailed(Exception):
@@ -57,11 +63,12 @@ class ImportFailed(Exception):
 
 
 def parse_quantity(text):
-    """Bytes in a Kubernetes quantity such as ``10Gi`` or ``1.5G``."""
-    match = re.fullmatch(r'([0-9.]+)([a-zA-Z]*)', str(text).strip())
-    if not match or match.group(2) not in _SUFFIXES:
-        raise ValueError('invalid quantity %r' % text)
-    return int(float(match.group(1)) * _SUFFIXES[match.group(2)])
+    """Bytes in a Kubernetes quantity (``10Gi``, ``1.5G``, ``1e9``).
+
+    Rounded up to an integer, as ``resource.Quantity.Value()``; raises
+    ValueError.
+    """
+    return math.ceil(utils.parse_quantity(text))
 
 
 def owner_ref(owner):
@@ -99,7 +106,7 @@ def storage_spec(dv):
 
 
 def _condition(ctype, value, reason='', message=''):
-    stamp = sim_store.now_iso()
+    stamp = storage.now_iso()
     return {'type': ctype, 'status': value, 'reason': reason,
             'message': message, 'lastTransitionTime': stamp,
             'lastHeartbeatTime': stamp}
@@ -183,13 +190,60 @@ def adopt(store, dv, owner):
                      'ownerReferences', [owner_ref(owner)]))
 
 
+def checked_url(url):
+    """``url`` if the importer can request it, else ImportFailed."""
+    if not isinstance(url, str) or not url:
+        raise ImportFailed('Unable to connect to http data source: no URL')
+    if any(ord(c) < 0x21 or ord(c) == 0x7f for c in url):
+        raise ImportFailed('Unable to connect to http data source: invalid '
+                           'URL %s: contains a control character or '
+                           'space' % _printable(url))
+    try:
+        parts = urllib.parse.urlsplit(url)
+        host = parts.hostname
+        if parts.port == 0:  # reading .port raises ValueError if bad
+            raise ValueError('port 0')
+    except ValueError as exc:
+        raise ImportFailed('Unable to connect to http data source: invalid '
+                           'URL %s: %s' % (_printable(url), exc))
+    if parts.scheme not in ('http', 'https') or not host:
+        raise ImportFailed('Unable to connect to http data source: invalid '
+                           'URL %s: expected http(s)://host/path'
+                           % _printable(url))
+    return url
+
+
+def _printable(url):
+    return json.dumps(url)
+
+
+def _same_site(initial, target):
+    """Go's isDomainOrSubdomain on the two URLs' host names."""
+    sub = (urllib.parse.urlsplit(target).hostname or '').lower()
+    parent = (urllib.parse.urlsplit(initial).hostname or '').lower()
+    return sub == parent or sub.endswith('.' + parent)
+
+
+class _Redirects(urllib.request.HTTPRedirectHandler):
+    """Follows redirects; credentials only to the same host or below."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        auth = req.unredirected_hdrs.get('Authorization')
+        if new is not None and auth and _same_site(req.full_url, newurl):
+            new.add_unredirected_header('Authorization', auth)
+        return new
+
+
 class DataVolumeController:
     """Reconciles DataVolumes and runs their importers."""
 
     def __init__(self, sim):
         self.sim = sim
-        self.store = sim.store
-        self.delays, self.scheduler = sim_clock.for_controller(
+        self.store = storage.Manager(sim.store, CDI_CONTROLLER)
+        # PVC binding and garbage collection: kube-controller-manager's.
+        self.kcm = storage.Manager(sim.store, KUBE_CONTROLLER_MANAGER)
+        self.delays, self.scheduler = clock.for_controller(
             sim, DEFAULT_DELAYS, 'sim-cdi')
         self.gc = garbagecollector.OwnerGC(self.store, self.scheduler)
         self._stop = threading.Event()
@@ -301,11 +355,11 @@ class DataVolumeController:
     def bind(self, pvc):
         ns, name = pvc['metadata']['namespace'], pvc['metadata']['name']
         volume = 'pvc-%s' % pvc['metadata']['uid']
-        self.store.mutate(self.pvc_rt, ns, name, lambda o: o['spec'].
-                          setdefault('volumeName', volume))
-        self.store.mutate(self.pvc_rt, ns, name,
-                          lambda o: o.__setitem__('status', bound_status(o)),
-                          subresource='status')
+        self.kcm.mutate(self.pvc_rt, ns, name, lambda o: o['spec'].
+                        setdefault('volumeName', volume))
+        self.kcm.mutate(self.pvc_rt, ns, name,
+                        lambda o: o.__setitem__('status', bound_status(o)),
+                        subresource='status')
 
     def set_status(self, dv, phase, conditions, **fields):
         """Move ``dv`` forward to ``phase``; never backwards from final."""
@@ -323,7 +377,7 @@ class DataVolumeController:
             status['claimName'] = obj['metadata']['name']
             status.update(fields)
             set_conditions(status, *conditions)
-        with sim_status.ignoring(404):
+        with apistatus.ignoring(404):
             self.store.mutate(DV_RT, dv['metadata']['namespace'],
                               dv['metadata']['name'], change,
                               subresource='status')
@@ -353,15 +407,19 @@ class DataVolumeController:
             self.set_status(dv, 'Failed', [
                 _condition('Ready', 'False'),
                 _condition('Running', 'False', 'Error', str(exc))])
-        except Exception:
+        except Exception as exc:  # noqa: broad: never leave it scheduled
             LOG.exception('importer failed for %s', dv['metadata']['name'])
+            self.set_status(dv, 'Failed', [
+                _condition('Ready', 'False'),
+                _condition('Running', 'False', 'Error',
+                           'Unable to process data: %s' % exc)])
         finally:
             with self._lock:
                 self._imports.pop(dv['metadata']['uid'], None)
 
     def _request(self, dv, http):
         ns = dv['metadata']['namespace']
-        request = urllib.request.Request(http['url'])
+        request = urllib.request.Request(checked_url(http.get('url')))
         for header in http.get('extraHeaders') or ():
             key, _sep, value = header.partition(':')
             request.add_header(key.strip(), value.strip())
@@ -371,7 +429,9 @@ class DataVolumeController:
             password = base64.b64decode(data.get('secretKey', '')).decode()
             token = base64.b64encode(
                 ('%s:%s' % (user, password)).encode()).decode()
-            request.add_header('Authorization', 'Basic ' + token)
+            # Not copied to redirects; _Redirects re-adds it where allowed.
+            request.add_unredirected_header('Authorization',
+                                            'Basic ' + token)
         context = None
         if http.get('certConfigMap'):
             data = self._lookup('configmaps', ns, http['certConfigMap'])
@@ -393,9 +453,10 @@ class DataVolumeController:
         if size is not None:
             available = (size if mode == 'Block'
                          else int(size * (1 - FILESYSTEM_OVERHEAD)))
+        opener = urllib.request.build_opener(
+            urllib.request.HTTPSHandler(context=context), _Redirects())
         try:
-            response = urllib.request.urlopen(request, timeout=10,
-                                              context=context)
+            response = opener.open(request, timeout=10)
         except urllib.error.HTTPError as exc:
             raise ImportFailed(
                 'Unable to connect to http data source: expected status '
@@ -444,7 +505,7 @@ class DataVolumeController:
             if (obj['metadata']['uid'] == dv['metadata']['uid']
                     and status.get('phase') not in FINAL):
                 succeeded_status(status, name)
-        with sim_status.ignoring(404):
+        with apistatus.ignoring(404):
             self.store.mutate(DV_RT, dv['metadata']['namespace'], name, done,
                               subresource='status')
 

@@ -15,11 +15,32 @@
 Built from the store's resource types and the registered action
 subresources (``sim.subresources``, keyed ``(group_version, plural,
 action)``). A group or version with nothing served gives None.
+
+The versions modelled: kube-apiserver 1.34 (``/version``), KubeVirt main
+after v1.9.0 at d923fdb8 and CDI v1.66.0 at c07cdb6f, the commits of the
+CRD schemas in ../shared/reference/crd-schemas. KubeVirt's version is
+served where virt-api serves it, ``/apis/subresources.kubevirt.io/v1/
+version``; CDI has no such endpoint.
 """
 
 VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch',
          'update', 'watch']
 SUB_VERBS = ['get', 'patch', 'update']
+
+
+KUBEVIRT_VERSION_PATH = '/apis/subresources.kubevirt.io/v1/version'
+KUBEVIRT = {'gitVersion': 'v1.9.0-beta.0-1264-gd923fdb815',
+            'gitCommit': 'd923fdb815cd2016ddaebdaaa51db04133576d72',
+            'gitTreeState': 'clean', 'buildDate': '2026-08-22T10:34:54Z',
+            'goVersion': 'go1.24.0', 'compiler': 'gc',
+            'platform': 'linux/amd64'}
+CDI = {'gitVersion': 'v1.66.0-6-gc07cdb6fb',
+       'gitCommit': 'c07cdb6fbd18976c44f65f1e4c0deae03e33e718'}
+
+
+def kubevirt_version():
+    """virt-api's ``version`` document (kubevirt.io/client-go Info)."""
+    return dict(KUBEVIRT)
 
 
 def version():

@@ -14,7 +14,7 @@
 
 import json
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
 
 
 def compact(doc):
@@ -44,11 +44,11 @@ def json_body(body):
     try:
         obj = json.loads(body or b'{}')
     except ValueError as exc:
-        raise st.bad_request('the object provided is unrecognized or '
-                             'malformed: %s' % exc)
+        raise apistatus.bad_request('the object provided is unrecognized or '
+                                    'malformed: %s' % exc)
     if not isinstance(obj, dict):
-        raise st.bad_request('the object provided is unrecognized or '
-                             'malformed')
+        raise apistatus.bad_request('the object provided is unrecognized or '
+                                    'malformed')
     return obj
 
 

@@ -19,13 +19,22 @@ APF-style throttling answers 429 above ``max_qps`` or ``max_inflight``.
 """
 
 import dataclasses
+import itertools
 import re
 import threading
 import time
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
 
 STREAM_ACTIONS = ('watch_error', 'drop', 'stall', 'close')
+#: Every action and its parameters (the first ones are required).
+ACTIONS = {'status': (('code',), ('message', 'retry_after')),
+           'latency': (('seconds',), ()),
+           'event_delay': (('seconds',), ()),
+           'watch_error': ((), ('code', 'after', 'message')),
+           'drop': ((), ('after', 'partial')),
+           'stall': ((), ('seconds',)),
+           'close': ((), ('after',))}
 
 
 @dataclasses.dataclass
@@ -37,6 +46,7 @@ class Rule:
     times: int = 1
     params: dict = dataclasses.field(default_factory=dict)
     hits: int = 0
+    id: str = ''
 
     def matches(self, method, path, query):
         if self.method and self.method.upper() != method:
@@ -56,6 +66,7 @@ class Faults:
     def __init__(self, latency_ms=0, max_qps=None, max_inflight=None):
         self._lock = threading.Lock()
         self._rules = []
+        self._ids = itertools.count(1)
         self.latency_ms = latency_ms
         self.max_qps = max_qps
         self.max_inflight = max_inflight
@@ -69,8 +80,23 @@ class Faults:
             **params):
         rule = Rule(action, method, path, query, times, params)
         with self._lock:
+            rule.id = 'f%d' % next(self._ids)
             self._rules.append(rule)
         return rule
+
+    def rules(self):
+        """A snapshot of the rules still armed."""
+        with self._lock:
+            return list(self._rules)
+
+    def remove_id(self, rule_id):
+        """Remove the rule with this id; False if there is none."""
+        with self._lock:
+            for rule in self._rules:
+                if rule.id == rule_id:
+                    self._rules.remove(rule)
+                    return True
+        return False
 
     def status(self, code, *, message=None, retry_after=None, **match):
         """Answer ``code`` (a kube Status; 429 as APF plain text)."""
@@ -144,8 +170,8 @@ class Faults:
         if rule:
             params = rule.params
             if params['code'] == 429:
-                raise st.too_many_requests(params['retry_after'] or 1)
-            error = st.from_code(params['code'], params['message'])
+                raise apistatus.too_many_requests(params['retry_after'] or 1)
+            error = apistatus.from_code(params['code'], params['message'])
             if params['retry_after'] is not None:
                 error.headers['Retry-After'] = str(params['retry_after'])
             raise error
@@ -168,12 +194,12 @@ class Faults:
                                    (now - self._refilled) * self.max_qps)
                 self._refilled = now
                 if self._tokens < 1.0:
-                    raise st.too_many_requests(1)
+                    raise apistatus.too_many_requests(1)
                 self._tokens -= 1.0
             if long_running:
                 return lambda: None
             if self.max_inflight and self._inflight >= self.max_inflight:
-                raise st.too_many_requests(1)
+                raise apistatus.too_many_requests(1)
             self._inflight += 1
         released = []
 

@@ -18,7 +18,7 @@ Deleting an object deletes, on the scheduler, every object whose
 
 import threading
 
-from sushy_kubevirt.simulator import status as sim_status
+from sushy_kubevirt.simulator import apistatus
 
 
 class OwnerGC:
@@ -53,5 +53,5 @@ class OwnerGC:
                 key=('gc', dep[0].key) + dep[1:])
 
     def _delete(self, rt, namespace, name):
-        with sim_status.ignoring(404):
+        with apistatus.ignoring(404):
             self._store.delete(rt, namespace, name)

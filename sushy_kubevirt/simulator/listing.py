@@ -15,10 +15,10 @@
 import base64
 import json
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import encoding
 from sushy_kubevirt.simulator import options
 from sushy_kubevirt.simulator import selectors
-from sushy_kubevirt.simulator import status as st
 
 INCONSISTENT_CONTINUE = (
     'The provided continue parameter is too old to display a consistent '
@@ -46,7 +46,7 @@ def list_objects(api, req):
     if token:
         at_rv, start = _decode_continue(token)
         if at_rv < store.compacted_resource_version:
-            raise st.ApiError(
+            raise apistatus.ApiError(
                 410, 'Expired', INCONSISTENT_CONTINUE,
                 metadata={'continue': _encode_continue(
                     store.resource_version, start)})
@@ -59,7 +59,7 @@ def list_objects(api, req):
         if rv not in ('', '0'):
             wanted = options.parse_rv(rv)
             if not store.wait_for_rv(wanted, api.sim.too_large_wait):
-                raise st.too_large_resource_version(
+                raise apistatus.too_large_resource_version(
                     wanted, store.resource_version)
         items, list_rv = store.snapshot(rt, req.namespace)
         if rv == '0':
@@ -97,6 +97,6 @@ def _decode_continue(token):
         namespace, _, name = doc['start'].rstrip('\x00').partition('/')
         return int(doc['rv']), (namespace, name)
     except (ValueError, KeyError, TypeError, AttributeError):
-        raise st.bad_request('invalid continue token: continue key is not '
-                             'valid: incorrect encoded start '
-                             'resourceVersion (version meta.k8s.io/v1)')
+        raise apistatus.bad_request(
+            'invalid continue token: continue key is not valid: incorrect '
+            'encoded start resourceVersion (version meta.k8s.io/v1)')

@@ -14,8 +14,8 @@
 
 from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import cdi
-from sushy_kubevirt.simulator import kubevirt
-from sushy_kubevirt.simulator.kubevirt import vmstatus
+from sushy_kubevirt.simulator import virt
+from sushy_kubevirt.simulator.virt import vmstatus
 
 
 def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
@@ -28,7 +28,7 @@ def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
                   else {'bios': {}})
     disk = {'name': 'root', 'disk': {'bus': 'virtio'}}
     iface = {'name': 'default', 'bridge': {}, 'model': 'virtio',
-             'macAddress': (mac or kubevirt.stable_mac(namespace, name,
+             'macAddress': (mac or virt.stable_mac(namespace, name,
                                                        'default'))}
     if boot_order:
         disk['bootOrder'] = 1
@@ -98,7 +98,7 @@ def seed(sim, vms, namespaces):
         if store.try_get(ns_rt, None, ns) is None:
             store.create(ns_rt, {'apiVersion': 'v1', 'kind': 'Namespace',
                                  'metadata': {'name': ns}})
-    vm_rt = store.resource(kubevirt.GROUP, 'virtualmachines')
+    vm_rt = store.resource(virt.GROUP, 'virtualmachines')
     for i in range(vms):
         ns = names[i % len(names)]
         body = make_vm('vm-%05d' % i, ns,

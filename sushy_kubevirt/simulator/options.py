@@ -16,7 +16,7 @@ Invalid combinations answer kube's 422 ``ListOptions.meta.k8s.io "" is
 invalid: ...`` with one cause per problem; malformed numbers are 400.
 """
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
 
 
 def check_list(q):
@@ -25,20 +25,20 @@ def check_list(q):
     match = q.get('resourceVersionMatch', '')
     if match:
         if not q.get('resourceVersion'):
-            errors.append(st.forbidden_field(
+            errors.append(apistatus.forbidden_field(
                 'resourceVersionMatch', 'resourceVersionMatch is forbidden '
                 'unless resourceVersion is provided'))
         if q.get('continue'):
             errors.append(_match_with_continue())
         if match not in ('Exact', 'NotOlderThan'):
-            errors.append(st.not_supported('resourceVersionMatch', match,
-                                           ['Exact', 'NotOlderThan', '']))
+            errors.append(apistatus.not_supported(
+                'resourceVersionMatch', match, ['Exact', 'NotOlderThan', '']))
         if match == 'Exact' and q.get('resourceVersion') == '0':
-            errors.append(st.forbidden_field(
+            errors.append(apistatus.forbidden_field(
                 'resourceVersionMatch', 'resourceVersionMatch "exact" is '
                 'forbidden for resourceVersion "0"'))
     if 'sendInitialEvents' in q:
-        errors.append(st.forbidden_field(
+        errors.append(apistatus.forbidden_field(
             'sendInitialEvents', 'sendInitialEvents is forbidden for list'))
     _raise(errors)
 
@@ -49,34 +49,35 @@ def check_watch(q, watchlist_enabled):
     match = q.get('resourceVersionMatch', '')
     if 'sendInitialEvents' in q:
         if match != 'NotOlderThan':
-            errors.append(st.forbidden_field(
+            errors.append(apistatus.forbidden_field(
                 'resourceVersionMatch', 'sendInitialEvents requires setting '
                 'resourceVersionMatch to NotOlderThan'))
         if not watchlist_enabled:
-            errors.append(st.forbidden_field(
+            errors.append(apistatus.forbidden_field(
                 'sendInitialEvents', 'sendInitialEvents is forbidden for '
                 'watch unless the WatchList feature gate is enabled'))
     if match:
         if 'sendInitialEvents' not in q:
-            errors.append(st.forbidden_field(
+            errors.append(apistatus.forbidden_field(
                 'resourceVersionMatch', 'resourceVersionMatch is forbidden '
                 'for watch unless sendInitialEvents is provided'))
         if match != 'NotOlderThan':
-            errors.append(st.not_supported('resourceVersionMatch', match,
-                                           ['NotOlderThan']))
+            errors.append(apistatus.not_supported(
+                'resourceVersionMatch', match, ['NotOlderThan']))
         if q.get('continue'):
             errors.append(_match_with_continue())
     _raise(errors)
 
 
 def _match_with_continue():
-    return st.forbidden_field('resourceVersionMatch', 'resourceVersionMatch '
-                              'is forbidden when continue is provided')
+    return apistatus.forbidden_field(
+        'resourceVersionMatch',
+        'resourceVersionMatch is forbidden when continue is provided')
 
 
 def _raise(errors):
     if errors:
-        raise st.invalid('ListOptions', '', errors, group='meta.k8s.io')
+        raise apistatus.invalid('ListOptions', '', errors, group='meta.k8s.io')
 
 
 def int_param(query, key):
@@ -87,9 +88,9 @@ def int_param(query, key):
     try:
         number = int(value)
     except ValueError:
-        raise st.bad_request('invalid value for %s: %r' % (key, value))
+        raise apistatus.bad_request('invalid value for %s: %r' % (key, value))
     if number < 0:
-        raise st.bad_request('%s must not be negative' % key)
+        raise apistatus.bad_request('%s must not be negative' % key)
     return number
 
 
@@ -100,5 +101,5 @@ def parse_rv(value):
     except ValueError:
         rv = -1
     if rv < 0:
-        raise st.bad_request('invalid resource version "%s"' % value)
+        raise apistatus.bad_request('invalid resource version "%s"' % value)
     return rv

@@ -20,7 +20,8 @@ class RequestLog:
     """Thread-safe list of request entries (dicts) and counters.
 
     Entry keys: method, path, query (dict), verb, group, resource,
-    namespace, name, status, started, duration, events, user.
+    namespace, name, status, started, duration, events, user, error (the
+    Status message of an error answer) and warnings (Warning headers).
     """
 
     def __init__(self, max_entries=100_000):

@@ -17,12 +17,12 @@ name, subresource, verb) from its path; ``handle`` calls the handler for
 a non-watch verb (watches are streamed by ``watch``).
 """
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import discovery
 from sushy_kubevirt.simulator import encoding
 from sushy_kubevirt.simulator import listing
-from sushy_kubevirt.simulator import status as st
-from sushy_kubevirt.simulator import store as storemod
-from sushy_kubevirt.simulator import writes
+from sushy_kubevirt.simulator import mutations
+from sushy_kubevirt.simulator import storage
 
 
 class PlainNotFound(Exception):
@@ -46,6 +46,7 @@ class Request:
         self.subresource = None
         self.action = None  # registered subresource handler
         self.user = None
+        self.warnings = []  # Warning headers of the answer
 
     @property
     def resource(self):
@@ -71,6 +72,8 @@ def route(api, req):
     parts = [p for p in req.path.split('/') if p]
     if is_version(req.path):
         return discovery.version()
+    if req.path.rstrip('/') == discovery.KUBEVIRT_VERSION_PATH:
+        return discovery.kubevirt_version()
     if not parts or parts[0] not in ('api', 'apis'):
         raise PlainNotFound()
     if parts[0] == 'api':
@@ -149,7 +152,7 @@ def _rt_any_group(store, plural):
     for rt in store.resources():
         if rt.plural == plural:
             return rt
-    return storemod.ResourceType('', 'v1', plural, '')
+    return storage.ResourceType('', 'v1', plural, '')
 
 
 def _verb(req, watch_prefix):
@@ -166,7 +169,7 @@ def _verb(req, watch_prefix):
         return 'patch'
     if method == 'DELETE':
         return 'delete' if req.name else 'deletecollection'
-    raise st.method_not_supported(req.rt or storemod.ResourceType(
+    raise apistatus.method_not_supported(req.rt or storage.ResourceType(
         req.group, req.version, req.plural, ''), method)
 
 
@@ -184,15 +187,15 @@ def handle(api, req, body, headers):
     if req.verb == 'list':
         return 200, listing.list_objects(api, req)
     if req.verb == 'create':
-        return 201, writes.create(api, req, encoding.json_body(body),
-                                  headers)
+        return 201, mutations.create(api, req, encoding.json_body(body),
+                                     headers)
     if req.verb == 'update':
-        return 200, writes.update(api, req, encoding.json_body(body),
-                                  headers)
+        return 200, mutations.update(api, req, encoding.json_body(body),
+                                     headers)
     if req.verb == 'patch':
-        return writes.patch(api, req, body, headers)
+        return mutations.patch(api, req, body, headers)
     if req.verb == 'delete':
-        return 200, writes.delete(api, req, body)
+        return 200, mutations.delete(api, req, body)
     if req.verb == 'deletecollection':
-        return 200, writes.delete_collection(api, req)
-    raise st.method_not_supported(req.rt, req.method)
+        return 200, mutations.delete_collection(api, req)
+    raise apistatus.method_not_supported(req.rt, req.method)

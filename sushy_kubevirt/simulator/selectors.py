@@ -14,7 +14,7 @@
 
 import re
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
 
 _TOKEN = re.compile(r'\s*(!=|==|=|!|\(|\)|,|[^\s!=(),<>]+|<|>)')
 _KEY = re.compile(r'^([a-z0-9A-Z.\-]+/)?[a-zA-Z0-9]([-_.a-zA-Z0-9]*'
@@ -23,7 +23,7 @@ _VALUE = re.compile(r'^([a-zA-Z0-9]([-_.a-zA-Z0-9]*[a-zA-Z0-9])?)?$')
 
 
 def _error(message):
-    return st.bad_request('unable to parse requirement: ' + message)
+    return apistatus.bad_request('unable to parse requirement: ' + message)
 
 
 def _tokens(text):
@@ -136,11 +136,11 @@ def parse_fields(text, rt):
     for term in text.split(','):
         match = re.match(r'^\s*([^!=\s]+)\s*(!=|==|=)\s*(.*?)\s*$', term)
         if not match:
-            raise st.bad_request('invalid selector: \'%s\'; can\'t '
-                                 'understand \'%s\'' % (text, term))
+            raise apistatus.bad_request('invalid selector: \'%s\'; can\'t '
+                                        'understand \'%s\'' % (text, term))
         field, op, value = match.groups()
         if field not in supported:
-            raise st.bad_request('field label not supported: ' + field)
+            raise apistatus.bad_request('field label not supported: ' + field)
         attr = field.split('.', 1)[1]
         negate = op == '!='
         preds.append(lambda obj, a=attr, v=value, n=negate:

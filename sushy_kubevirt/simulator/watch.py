@@ -22,10 +22,10 @@ faults (``watch_error``, ``drop``, ``close``, ``stall``, ``event_delay``).
 import json
 import time
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import encoding
 from sushy_kubevirt.simulator import options
 from sushy_kubevirt.simulator import selectors
-from sushy_kubevirt.simulator import status as st
 
 INITIAL_EVENTS_END = 'k8s.io/initial-events-end'
 
@@ -172,7 +172,8 @@ class _Stream:
         error = plan.get('watch_error')
         if error is not None and sent >= error['after']:
             code = error['code']
-            status = st.from_code(code, error.get('message')).to_status()
+            status = apistatus.from_code(
+                code, error.get('message')).to_status()
             if code == 410 and not error.get('message'):
                 status['message'] = 'too old resource version: injected'
             self._end(_error_line(status))

@@ -118,3 +118,20 @@ def _has_matplotlib():
     except ImportError:
         return False
     return True
+
+
+@pytest.mark.timeout(120)
+def test_events_bench_smoke():
+    done = subprocess.run(
+        [sys.executable, '-m', 'sushy_kubevirt.bench.events', '--vms', '20',
+         '--rate', '0.1', '--seconds', '2', '--events', '200',
+         '--timeout', '60'],
+        capture_output=True, text=True, timeout=110, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    result = json.loads(done.stdout)
+    assert result['workers_joined'] == 2
+    assert result['latency']['changes'] == 4
+    assert result['latency']['p99_ms'] > 0
+    once = result['exactly_once']
+    assert (once['unique'], once['duplicates'], once['losses']) == (
+        200, 0, 0)

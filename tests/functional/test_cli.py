@@ -16,6 +16,10 @@ import importlib.metadata
 import os
 import subprocess
 import sys
+import time
+
+import requests
+from tests.functional.emulator import harness
 
 BIN = os.path.dirname(sys.executable)
 
@@ -42,3 +46,36 @@ def test_emulator_version_names_both_packages():
     assert result.stdout.strip() == 'sushy-kubevirt %s (sushy-tools %s)' % (
         importlib.metadata.version('sushy-kubevirt'),
         importlib.metadata.version('sushy-tools'))
+
+
+def test_simulator_version():
+    result = _run('sushy-kubevirt-simulator', '--version')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == 'sushy-kubevirt-simulator %s' % (
+        importlib.metadata.version('sushy-kubevirt'))
+
+
+def test_the_demo_shuts_down_gracefully_within_seconds(tmp_path):
+    port = harness.free_port()
+    process = harness.Process(
+        [os.path.join(BIN, 'sushy-kubevirt-emulator'), '--simulate', '1',
+         '-i', '127.0.0.1', '-p', str(port)], port,
+        str(tmp_path / 'demo.log'))
+    try:
+        process.start().wait_ready()
+        url = process.url + '/redfish/v1/Systems'
+        system = process.url + requests.get(url).json()['Members'][0][
+            '@odata.id']
+        reset = system + '/Actions/ComputerSystem.Reset'
+
+        def power(state):
+            return requests.get(system).json()['PowerState'] == state
+        assert requests.post(reset, json={'ResetType': 'On'}).ok
+        harness.wait_until(lambda: power('On'), 30, 0.2, 'On')
+        started = time.monotonic()
+        assert requests.post(reset, json={
+            'ResetType': 'GracefulShutdown'}).ok
+        harness.wait_until(lambda: power('Off'), 30, 0.2, 'Off')
+        assert time.monotonic() - started < 10
+    finally:
+        process.stop()

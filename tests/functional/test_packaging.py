@@ -59,7 +59,10 @@ CLUSTER_RULES = {
     # Media credentials (get, create, delete) and Redfish sessions (all).
     ('', 'secrets'): ['get', 'list', 'create', 'patch', 'delete'],
 }
-NAMESPACE_RULES = {**CLUSTER_RULES, ('', 'namespaces'): ['get']}
+NAMESPACE_RULES = {**CLUSTER_RULES, ('', 'namespaces'): ['get'],
+                   # and the EventService (its Lease)
+                   ('coordination.k8s.io', 'leases'): ['get', 'create',
+                                                       'update']}
 
 
 # --- the Containerfile -----------------------------------------------------

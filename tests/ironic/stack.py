@@ -66,7 +66,7 @@ enabled_power_interfaces = redfish
 enabled_raid_interfaces = no-raid
 enabled_rescue_interfaces = no-rescue
 enabled_storage_interfaces = noop
-enabled_vendor_interfaces = no-vendor
+enabled_vendor_interfaces = {vendor}
 
 [api]
 host_ip = 127.0.0.1
@@ -128,7 +128,7 @@ def http_server(root):
 class Ironic(harness.Process):
     """The ``ironic`` all-in-one process and its REST API."""
 
-    def __init__(self, tmp, http_root, http_url):
+    def __init__(self, tmp, http_root, http_url, vendor='no-vendor'):
         self.tmp = tmp
         port = harness.free_port()
         state = os.path.join(tmp, 'ironic')
@@ -140,7 +140,7 @@ class Ironic(harness.Process):
             out.write(IRONIC_CONF.format(
                 state=state, tmp=os.path.join(state, 'tmp'),
                 log=self.ironic_log, api_port=port, http_root=http_root,
-                http_url=http_url, sync=POWER_SYNC_INTERVAL))
+                http_url=http_url, sync=POWER_SYNC_INTERVAL, vendor=vendor))
         super().__init__([os.path.join(BIN, 'ironic'), '--config-file',
                           self.conf], port,
                          os.path.join(tmp, 'ironic.out'))
@@ -178,11 +178,17 @@ class Ironic(harness.Process):
 
 
 class Stack:
-    """Simulator, emulator, image server and Ironic; ``with Stack(...)``."""
+    """Simulator, emulator, image server and Ironic; ``with Stack(...)``.
 
-    def __init__(self, tmp, vms=3):
+    :param settings: extra emulator config keys.
+    :param vendor: Ironic's ``enabled_vendor_interfaces``.
+    """
+
+    def __init__(self, tmp, vms=3, settings=None, vendor='no-vendor'):
         self.tmp = str(tmp)
         self.vms = vms
+        self.settings = dict(settings or {})
+        self.vendor = vendor
         self._exit = contextlib.ExitStack()
         self.sim = self.emulator = self.ironic = None
         self.http_url = self.iso_url = None
@@ -210,11 +216,13 @@ class Stack:
         kubeconfig = self.sim.write_kubeconfig(
             os.path.join(self.tmp, 'kubeconfig'))
         config = harness.write_config(
-            os.path.join(self.tmp, 'emulator.conf'), kubeconfig)
+            os.path.join(self.tmp, 'emulator.conf'), kubeconfig,
+            **self.settings)
         self.emulator = harness.emulator_process(
             'gunicorn', config, _Path(self.tmp))
         self._exit.callback(self.emulator.stop)
-        self.ironic = Ironic(self.tmp, http_root, self.http_url)
+        self.ironic = Ironic(self.tmp, http_root, self.http_url,
+                             self.vendor)
         self._exit.callback(self.ironic.stop)
         self.emulator.start()
         self.ironic.start()

@@ -24,6 +24,7 @@ import requests
 from tests.functional.conformance import conftest
 from tests.functional.conformance import validators
 from tests.functional.emulator import harness
+from tests.functional.events import conftest as events
 from tests.functional.vmedia.conftest import images  # noqa: F401
 
 pytestmark = pytest.mark.validator
@@ -60,12 +61,20 @@ def _ok(response):
 
 @pytest.fixture(scope='module')
 def systems(sim, images, tmp_path_factory):  # noqa: F811
-    """Three Systems: On, Off, and Off with an image inserted."""
+    """Three Systems: On, Off, and Off with an image inserted.
+
+    Also an event subscription (kept in Kubernetes, so every emulator of
+    the module serves it).
+    """
     tmp = tmp_path_factory.mktemp('prepare')
     config = harness.write_config(
-        tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')))
+        tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
+        **events.EVENTS)
     with harness.InProcess(config) as emulator:
         url = emulator.url
+        subscription = events.SUBSCRIPTIONS + '/' + events.subscribe(
+            url, 'http://127.0.0.1:9/events',
+            HttpHeaders=[{'X-Token': 'x'}]).json()['Id']
         paths = [m['@odata.id'] for m in requests.get(
             url + '/redfish/v1/Systems', timeout=30).json()['Members']]
         on, off, media = sorted(paths)[:3]
@@ -80,7 +89,7 @@ def systems(sim, images, tmp_path_factory):  # noqa: F811
         harness.wait_until(
             lambda: requests.get(cd, timeout=30).json().get('Inserted'),
             what='media inserted')
-    return on, off, media
+    return (on, off, media), subscription
 
 
 @pytest.mark.parametrize('feature_set', FEATURE_SETS)
@@ -89,13 +98,18 @@ def test_service_validator_has_no_fail(validator_ready, sim, systems,
     config = harness.write_config(
         tmp_path / 'emulator.conf',
         sim.write_kubeconfig(str(tmp_path / 'kc')),
-        SUSHY_EMULATOR_FEATURE_SET=feature_set)
+        SUSHY_EMULATOR_FEATURE_SET=feature_set, **events.EVENTS)
     with harness.InProcess(config) as emulator:
         run = validators.service_validator(emulator.url, tmp_path / 'logs')
+    paths, subscription = systems
     print('%s: %d FAIL, %d WARN' % (feature_set, len(run.fails),
                                     len(run.warns)))
     print(validators.report(run.warns))
-    for path in systems:
+    for path in paths:
         for sub in SUBRESOURCES if feature_set == 'full' else ('',):
             assert path + sub in run.validated
+    if feature_set == 'full':
+        for uri in ('/redfish/v1/EventService', events.SUBSCRIPTIONS,
+                    subscription):
+            assert uri in run.validated
     assert not run.fails, validators.report(run.fails)

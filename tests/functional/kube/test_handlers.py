@@ -64,3 +64,23 @@ def test_one_dispatcher_thread_per_cluster(sim_factory, cluster_factory):
     assert names.count('dispatcher kube') == 1
     assert len([n for n in names if n.startswith('reflector ')]) == 9
     assert len(names) == 10
+
+
+def test_add_handler_replays_every_kind_then_marks_the_sync(
+        sim, cluster_factory):
+    cluster = cluster_factory(sim, datavolumes=True)
+    start(cluster, 'vm-00001')
+    events = []
+    assert cluster.add_handler(lambda kind, plural, obj: events.append(
+        (kind, plural, obj and obj['metadata']['name'])), timeout=10)
+    marker = ('SYNCED', None, None)
+    wait_for(lambda: marker in events)
+    replay = events[:events.index(marker)]
+    assert {kind for kind, _, _ in replay} == {'ADDED'}
+    assert ('ADDED', 'virtualmachines', 'vm-00002') in replay
+    assert ('ADDED', 'virtualmachineinstances', 'vm-00001') in replay
+    cluster.vm_subresource('default', 'vm-00001', 'stop')
+    wait_for(lambda: ('DELETED', 'virtualmachineinstances', 'vm-00001')
+             in events)
+    assert events.index(('DELETED', 'virtualmachineinstances',
+                         'vm-00001')) > events.index(marker)

@@ -18,20 +18,12 @@ Test-sized defaults: history 50 events, bookmarks every 0.2 s, watch
 default timeout 1-2 s, TooLarge wait 0.5 s.
 """
 
-import json
-
 from kubernetes import client
 from kubernetes import config
 import pytest
+from tests.functional.simulator import apitools
 
-from sushy_kubevirt import simulator as simmod
-
-WIDGETS = simmod.ResourceType('sim.example.com', 'v1', 'widgets', 'Widget',
-                              short_names=('wd',))
-GROUP, VERSION, PLURAL = WIDGETS.group, WIDGETS.version, WIDGETS.plural
-
-DEFAULTS = dict(history_size=50, bookmark_interval=0.2,
-                min_request_timeout=1.0, too_large_wait=0.5)
+from sushy_kubevirt.simulator import Simulator
 
 
 def pytest_configure(config):
@@ -42,9 +34,9 @@ def pytest_configure(config):
 @pytest.fixture
 def simulator(request):
     marker = request.node.get_closest_marker('simulator')
-    kwargs = dict(DEFAULTS, **(marker.kwargs if marker else {}))
-    sim = simmod.Simulator(**kwargs)
-    sim.register(WIDGETS)
+    kwargs = dict(apitools.DEFAULTS, **(marker.kwargs if marker else {}))
+    sim = Simulator(**kwargs)
+    sim.register(apitools.WIDGETS)
     sim.start()
     try:
         yield sim
@@ -69,73 +61,3 @@ def kube_client(kubeconfig):
 @pytest.fixture
 def custom(kube_client):
     return client.CustomObjectsApi(kube_client)
-
-
-def widget(name, namespace='default', labels=None, spec=None):
-    """A Widget body."""
-    meta = {'name': name, 'namespace': namespace}
-    if labels:
-        meta['labels'] = labels
-    return {'apiVersion': 'sim.example.com/v1', 'kind': 'Widget',
-            'metadata': meta, 'spec': spec or {'size': 1}}
-
-
-def create(custom, name, namespace='default', **kwargs):
-    return custom.create_namespaced_custom_object(
-        GROUP, VERSION, namespace, PLURAL, widget(name, namespace, **kwargs))
-
-
-def ensure_namespace(sim, name):
-    if sim.store.try_get(simmod.NAMESPACES, None, name) is None:
-        sim.store.create(simmod.NAMESPACES, {'metadata': {'name': name}})
-
-
-def body(exc):
-    """The JSON body of an ApiException."""
-    return json.loads(exc.body)
-
-
-def watch_lines(custom, namespace='default', timeout=5, **params):
-    """Open a raw watch; return the urllib3 response (not preloaded)."""
-    if namespace is None:
-        return custom.list_cluster_custom_object(
-            GROUP, VERSION, PLURAL, watch=True, _preload_content=False,
-            _request_timeout=timeout, **params)
-    return custom.list_namespaced_custom_object(
-        GROUP, VERSION, namespace, PLURAL, watch=True,
-        _preload_content=False, _request_timeout=timeout, **params)
-
-
-def read_events(resp, limit=None, until=None):
-    """Decode NDJSON events until EOF, ``limit`` or ``until(event)``."""
-    events = []
-    buffer = b''
-    for chunk in resp.stream(amt=None, decode_content=False):
-        buffer += chunk
-        while b'\n' in buffer:
-            line, buffer = buffer.split(b'\n', 1)
-            if line.strip():
-                events.append(json.loads(line))
-                if (limit is not None and len(events) >= limit
-                        or until is not None and until(events[-1])):
-                    resp.close()
-                    return events
-    return events
-
-
-def raw(api_client, method, path, body=None, headers=None, query=None,
-        auth=True):
-    """A raw request through ApiClient.param_serialize/call_api.
-
-    Returns ``(status, headers, data bytes)``; never raises on HTTP codes.
-    """
-    headers = dict({'Accept': 'application/json'}, **(headers or {}))
-    if body is not None:
-        headers.setdefault('Content-Type', 'application/json')
-    method, url, headers, body, post = api_client.param_serialize(
-        method, path, query_params=list((query or {}).items()),
-        header_params=headers, body=body,
-        auth_settings=['BearerToken'] if auth else [])
-    resp = api_client.call_api(method, url, headers, body, post)
-    resp.read()
-    return resp.status, resp.getheaders(), resp.data

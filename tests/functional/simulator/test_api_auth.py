@@ -17,9 +17,9 @@ import json
 from kubernetes import client
 from kubernetes import config
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
-G, V, P = h.GROUP, h.VERSION, h.PLURAL
+G, V, P = apitools.GROUP, apitools.VERSION, apitools.PLURAL
 pytestmark = pytest.mark.simulator(install=False)
 
 
@@ -48,7 +48,7 @@ def test_denied_verb_is_403_with_kube_message(simulator, tmp_path, custom):
         == []
     with pytest.raises(client.ApiException) as exc:
         api.create_namespaced_custom_object(G, V, 'default', P,
-                                            h.widget('a'))
+                                            apitools.widget('a'))
     assert exc.value.status == 403
     status = json.loads(exc.value.body)
     assert status['reason'] == 'Forbidden'
@@ -56,7 +56,7 @@ def test_denied_verb_is_403_with_kube_message(simulator, tmp_path, custom):
         'widgets.sim.example.com is forbidden: User "reader" cannot create '
         'resource "widgets" in API group "sim.example.com" in the '
         'namespace "default"')
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     with pytest.raises(client.ApiException) as exc:
         api.patch_namespaced_custom_object_status(
             G, V, 'default', P, 'a', {'status': {}})
@@ -78,11 +78,11 @@ def test_watch_denied_before_streaming(simulator, custom):
 
 
 def test_namespace_scoped_rule(simulator, custom):
-    h.ensure_namespace(simulator, 'other')
+    apitools.ensure_namespace(simulator, 'other')
     simulator.authz.deny(namespace='other', resource='widgets')
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     with pytest.raises(client.ApiException) as exc:
-        h.create(custom, 'b', namespace='other')
+        apitools.create(custom, 'b', namespace='other')
     assert exc.value.status == 403
     # An all-namespaces list is a cluster-scope request: not this rule.
     listed = custom.list_cluster_custom_object(G, V, P)

@@ -17,15 +17,15 @@ import json
 from kubernetes import client
 from kubernetes import dynamic
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
 pytestmark = pytest.mark.simulator(install=False)
 
 
 def test_core_discovery(kube_client):
-    code, _h, data = h.raw(kube_client, 'GET', '/api')
+    code, _h, data = apitools.raw(kube_client, 'GET', '/api')
     assert code == 200 and json.loads(data)['versions'] == ['v1']
-    code, _h, data = h.raw(kube_client, 'GET', '/api/v1')
+    code, _h, data = apitools.raw(kube_client, 'GET', '/api/v1')
     doc = json.loads(data)
     assert doc['kind'] == 'APIResourceList' and doc['groupVersion'] == 'v1'
     names = {r['name']: r for r in doc['resources']}
@@ -38,21 +38,22 @@ def test_core_discovery(kube_client):
 def test_group_discovery(kube_client, simulator):
     simulator.register_subresource('things.example.com/v1', 'widgets',
                                    'poke', lambda *a: None)
-    doc = json.loads(h.raw(kube_client, 'GET', '/apis')[2])
+    doc = json.loads(apitools.raw(kube_client, 'GET', '/apis')[2])
     groups = {g['name']: g for g in doc['groups']}
     assert groups['sim.example.com']['preferredVersion'] == {
         'groupVersion': 'sim.example.com/v1', 'version': 'v1'}
     assert 'storage.k8s.io' in groups and 'things.example.com' in groups
-    doc = json.loads(h.raw(kube_client, 'GET', '/apis/sim.example.com')[2])
+    doc = json.loads(
+        apitools.raw(kube_client, 'GET', '/apis/sim.example.com')[2])
     assert doc['kind'] == 'APIGroup'
-    doc = json.loads(h.raw(kube_client, 'GET',
-                           '/apis/sim.example.com/v1')[2])
+    doc = json.loads(apitools.raw(kube_client, 'GET',
+                                  '/apis/sim.example.com/v1')[2])
     names = {r['name']: r for r in doc['resources']}
     assert names['widgets']['kind'] == 'Widget'
     assert names['widgets']['shortNames'] == ['wd']
     assert names['widgets/status']['verbs'] == ['get', 'patch', 'update']
-    doc = json.loads(h.raw(kube_client, 'GET',
-                           '/apis/things.example.com/v1')[2])
+    doc = json.loads(apitools.raw(kube_client, 'GET',
+                                  '/apis/things.example.com/v1')[2])
     assert doc['resources'][0]['name'] == 'widgets/poke'
 
 
@@ -60,7 +61,7 @@ def test_unknown_paths_are_plain_text_404(kube_client):
     for path in ('/apis/nope.example.com/v1/widgets', '/apis/nope',
                  '/apis/sim.example.com/v2/widgets', '/healthz/x',
                  '/apis/sim.example.com/v1/namespaces/default/gadgets'):
-        code, headers, data = h.raw(kube_client, 'GET', path)
+        code, headers, data = apitools.raw(kube_client, 'GET', path)
         assert code == 404, path
         assert data == b'404 page not found\n'
         assert headers['Content-Type'].startswith('text/plain')
@@ -72,7 +73,7 @@ def test_version(kube_client):
 
 
 def test_dynamic_client(kube_client, custom):
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     dyn = dynamic.DynamicClient(kube_client)
     widgets = dyn.resources.get(api_version='sim.example.com/v1',
                                 kind='Widget')
@@ -83,3 +84,20 @@ def test_dynamic_client(kube_client, custom):
     assert widgets.get(name='a', namespace='default').spec.size == 4
     namespaces = dyn.resources.get(api_version='v1', kind='Namespace')
     assert 'default' in [n.metadata.name for n in namespaces.get().items]
+
+
+def test_versions_modelled(simulator, kube_client):
+    status, _headers, data = apitools.raw(kube_client, 'GET', '/version',
+                                          auth=False)
+    assert status == 200
+    assert json.loads(data)['gitVersion'].startswith('v1.34.')
+    status, _headers, data = apitools.raw(
+        kube_client, 'GET', '/apis/subresources.kubevirt.io/v1/version')
+    assert status == 200
+    info = json.loads(data)
+    assert info['gitCommit'].startswith('d923fdb8')
+    assert info['gitVersion'].startswith('v1.9.0')
+    status, _headers, _data = apitools.raw(
+        kube_client, 'GET', '/apis/subresources.kubevirt.io/v1/version',
+        auth=False)
+    assert status == 401

@@ -18,10 +18,10 @@ import time
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 import urllib3
 
-G, V, P = h.GROUP, h.VERSION, h.PLURAL
+G, V, P = apitools.GROUP, apitools.VERSION, apitools.PLURAL
 pytestmark = pytest.mark.simulator(install=False)
 
 
@@ -58,7 +58,7 @@ def test_forced_429_is_plain_text_with_retry_after(simulator, custom):
     # A POST: urllib3 itself retries idempotent requests on 429.
     simulator.faults.status(429, retry_after=3, method='POST')
     with pytest.raises(client.ApiException) as exc:
-        h.create(custom, 'a')
+        apitools.create(custom, 'a')
     assert exc.value.status == 429
     assert exc.value.body == 'Too many requests, please try again later.\n'
     assert exc.value.headers['Retry-After'] == '3'
@@ -67,43 +67,45 @@ def test_forced_429_is_plain_text_with_retry_after(simulator, custom):
 
 def test_error_event_in_stream_after_k_events(simulator, custom):
     for name in 'abc':
-        h.create(custom, name)
+        apitools.create(custom, name)
     simulator.faults.watch_error(500, after=2, query={'watch': None})
-    events = h.read_events(h.watch_lines(custom, timeout_seconds=3))
+    events = apitools.read_events(
+        apitools.watch_lines(custom, timeout_seconds=3))
     assert [e['type'] for e in events] == ['ADDED', 'ADDED', 'ERROR']
     assert events[-1]['object']['code'] == 500
 
 
 def test_abrupt_drop_mid_stream(simulator, custom):
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     simulator.faults.drop(after=1)
-    resp = h.watch_lines(custom, timeout_seconds=3)
+    resp = apitools.watch_lines(custom, timeout_seconds=3)
     with pytest.raises(urllib3.exceptions.ProtocolError):
-        h.read_events(resp)
+        apitools.read_events(resp)
 
 
 def test_reset_after_headers(simulator, custom):
     simulator.faults.drop(after=0, partial=False)
-    resp = h.watch_lines(custom, timeout_seconds=3)
+    resp = apitools.watch_lines(custom, timeout_seconds=3)
     assert resp.status == 200
     with pytest.raises(urllib3.exceptions.ProtocolError):
-        h.read_events(resp)
+        apitools.read_events(resp)
 
 
 def test_stalled_watch_hits_client_read_timeout(simulator, custom):
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     simulator.faults.stall(seconds=3)
-    resp = h.watch_lines(custom, timeout=(2, 0.5), timeout_seconds=3)
+    resp = apitools.watch_lines(custom, timeout=(2, 0.5), timeout_seconds=3)
     with pytest.raises((urllib3.exceptions.ReadTimeoutError,
                         urllib3.exceptions.ProtocolError)):
-        h.read_events(resp)
+        apitools.read_events(resp)
 
 
 def test_very_short_watch_closes_cleanly_with_no_events(simulator, custom):
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     simulator.faults.close(after=0)
     started = time.monotonic()
-    assert h.read_events(h.watch_lines(custom, timeout_seconds=3)) == []
+    assert apitools.read_events(
+        apitools.watch_lines(custom, timeout_seconds=3)) == []
     assert time.monotonic() - started < 1
 
 
@@ -118,12 +120,13 @@ def test_latency_per_request(simulator, custom):
 
 
 def test_restart_refuses_connections_then_cuts_watches(simulator, custom):
-    h.create(custom, 'a')
-    resp = h.watch_lines(custom, resource_version='0', timeout_seconds=5)
+    apitools.create(custom, 'a')
+    resp = apitools.watch_lines(
+        custom, resource_version='0', timeout_seconds=5)
     back = simulator.restart_api(down_seconds=0.5)
     started = time.monotonic()
     with pytest.raises(urllib3.exceptions.ProtocolError):
-        h.read_events(resp)  # the watch is cut at once
+        apitools.read_events(resp)  # the watch is cut at once
     assert time.monotonic() - started < 2
     with pytest.raises(urllib3.exceptions.MaxRetryError):
         _list(custom, _request_timeout=1)
@@ -136,7 +139,7 @@ def test_apf_rate_limit_429(custom):
     codes = []
     for i in range(15):  # POSTs: urllib3 retries GETs on 429 by itself
         try:
-            h.create(custom, 'w%d' % i)
+            apitools.create(custom, 'w%d' % i)
             codes.append(201)
         except client.ApiException as exc:
             codes.append(exc.status)
@@ -154,26 +157,27 @@ def test_apf_concurrency_limit_429(simulator, custom):
                        simulator.request_log.count(resource='widgets'))
     time.sleep(0.1)
     with pytest.raises(client.ApiException) as exc:
-        h.create(custom, 'x')
+        apitools.create(custom, 'x')
     assert exc.value.status == 429
     slow.join()
 
 
 def test_compaction_on_demand_expires_watch_rv(simulator, custom):
-    rv = h.create(custom, 'a')['metadata']['resourceVersion']
-    h.create(custom, 'b')
+    rv = apitools.create(custom, 'a')['metadata']['resourceVersion']
+    apitools.create(custom, 'b')
     simulator.store.compact()
-    events = h.read_events(h.watch_lines(custom, resource_version=rv,
-                                         timeout_seconds=2))
+    events = apitools.read_events(
+        apitools.watch_lines(custom, resource_version=rv,
+                             timeout_seconds=2))
     assert events[0]['object']['code'] == 410
 
 
 def test_request_log_and_counters(simulator, custom):
     simulator.request_log.clear()
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     _list(custom)
-    h.read_events(h.watch_lines(custom, timeout_seconds=1,
-                                allow_watch_bookmarks=True))
+    apitools.read_events(apitools.watch_lines(custom, timeout_seconds=1,
+                                              allow_watch_bookmarks=True))
     log = simulator.request_log
     assert log.count(verb='create', resource='widgets', status=201) == 1
     watch = log.entries(verb='watch')[0]
@@ -191,7 +195,7 @@ def test_client_retries_a_get_on_429_by_itself(simulator, custom):
     GET, PUT and DELETE answered 429 with Retry-After are retried after
     that many seconds, up to 3 times; POST and PATCH are not (above).
     """
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     simulator.request_log.clear()
     simulator.faults.status(429, retry_after=1, method='GET',
                             path='/widgets/a$')

@@ -16,9 +16,9 @@ import json
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
-G, V, P = h.GROUP, h.VERSION, h.PLURAL
+G, V, P = apitools.GROUP, apitools.VERSION, apitools.PLURAL
 pytestmark = pytest.mark.simulator(install=False)
 
 
@@ -28,11 +28,11 @@ def _names(result):
 
 @pytest.fixture
 def seeded(custom, simulator):
-    h.ensure_namespace(simulator, 'other')
-    h.create(custom, 'a', labels={'tier': 'web', 'env': 'prod'})
-    h.create(custom, 'b', labels={'tier': 'db', 'env': 'prod'})
-    h.create(custom, 'c', labels={'tier': 'web'})
-    h.create(custom, 'd', namespace='other', labels={'tier': 'web'})
+    apitools.ensure_namespace(simulator, 'other')
+    apitools.create(custom, 'a', labels={'tier': 'web', 'env': 'prod'})
+    apitools.create(custom, 'b', labels={'tier': 'db', 'env': 'prod'})
+    apitools.create(custom, 'c', labels={'tier': 'web'})
+    apitools.create(custom, 'd', namespace='other', labels={'tier': 'web'})
     return custom
 
 
@@ -83,7 +83,7 @@ def test_unsupported_field_selector_is_400(seeded):
         seeded.list_cluster_custom_object(G, V, P,
                                           field_selector='spec.size=1')
     assert exc.value.status == 400
-    status = h.body(exc.value)
+    status = apitools.body(exc.value)
     assert status['reason'] == 'BadRequest'
     assert status['message'] == 'field label not supported: spec.size'
 
@@ -106,7 +106,7 @@ def test_resource_version_match_validation_is_422(seeded, params, message):
     with pytest.raises(client.ApiException) as exc:
         seeded.list_namespaced_custom_object(G, V, 'default', P, **params)
     assert exc.value.status == 422
-    status = h.body(exc.value)
+    status = apitools.body(exc.value)
     assert status['reason'] == 'Invalid'
     assert status['message'] == message
     assert status['details']['kind'] == 'ListOptions'
@@ -122,7 +122,7 @@ def test_match_with_continue_is_422(seeded):
             resource_version_match='NotOlderThan')
     assert exc.value.status == 422
     assert 'resourceVersionMatch is forbidden when continue is provided' in \
-        h.body(exc.value)['message']
+        apitools.body(exc.value)['message']
 
 
 def test_resource_version_unset_zero_and_not_older_than(seeded, simulator):
@@ -143,7 +143,7 @@ def test_future_resource_version_is_504_too_large(seeded, simulator):
         seeded.list_namespaced_custom_object(G, V, 'default', P,
                                              resource_version=str(future))
     assert exc.value.status == 504
-    status = h.body(exc.value)
+    status = apitools.body(exc.value)
     assert status['reason'] == 'Timeout'
     assert status['details']['causes'][0]['reason'] == \
         'ResourceVersionTooLarge'
@@ -155,7 +155,7 @@ def test_exact_list_rebuilds_old_state(seeded, simulator):
     seeded.delete_namespaced_custom_object(G, V, 'default', P, 'a')
     seeded.patch_namespaced_custom_object(G, V, 'default', P, 'b',
                                           {'spec': {'size': 7}})
-    h.create(seeded, 'e')
+    apitools.create(seeded, 'e')
     listed = seeded.list_namespaced_custom_object(
         G, V, 'default', P, resource_version=str(rv),
         resource_version_match='Exact')
@@ -166,14 +166,14 @@ def test_exact_list_rebuilds_old_state(seeded, simulator):
 
 def test_exact_and_legacy_limit_on_compacted_rv_are_410(seeded, simulator):
     rv = simulator.store.resource_version
-    h.create(seeded, 'e')
+    apitools.create(seeded, 'e')
     simulator.store.compact()
     for params in ({'resource_version_match': 'Exact'}, {'limit': 2}):
         with pytest.raises(client.ApiException) as exc:
             seeded.list_namespaced_custom_object(
                 G, V, 'default', P, resource_version=str(rv), **params)
         assert exc.value.status == 410
-        status = h.body(exc.value)
+        status = apitools.body(exc.value)
         assert status['reason'] == 'Expired'
         assert status['message'] == \
             'The resourceVersion for the provided list is too old.'
@@ -184,7 +184,7 @@ def test_limit_and_continue_pages_at_one_resource_version(seeded):
     assert _names(page) == ['a', 'b', 'c']
     assert page['metadata']['remainingItemCount'] == 1
     rv = page['metadata']['resourceVersion']
-    h.create(seeded, 'aa')  # must not show up in the next page
+    apitools.create(seeded, 'aa')  # must not show up in the next page
     seeded.delete_namespaced_custom_object(G, V, 'other', P, 'd')
     nxt = seeded.list_cluster_custom_object(
         G, V, P, limit=3, _continue=page['metadata']['continue'])
@@ -202,7 +202,7 @@ def test_remaining_item_count_absent_with_selector(seeded):
 
 def test_expired_continue_is_410_with_inconsistent_token(seeded, simulator):
     page = seeded.list_cluster_custom_object(G, V, P, limit=2)
-    h.create(seeded, 'e')
+    apitools.create(seeded, 'e')
     simulator.store.compact()
     with pytest.raises(client.ApiException) as exc:
         seeded.list_cluster_custom_object(

@@ -14,9 +14,9 @@
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
-G, V, P = h.GROUP, h.VERSION, h.PLURAL
+G, V, P = apitools.GROUP, apitools.VERSION, apitools.PLURAL
 pytestmark = pytest.mark.simulator(install=False)
 
 
@@ -24,11 +24,11 @@ def test_one_global_resource_version_across_resources(custom, kube_client,
                                                       simulator):
     start = simulator.store.resource_version
     assert start >= 1_000_000
-    w = h.create(custom, 'w1')
+    w = apitools.create(custom, 'w1')
     core = client.CoreV1Api(kube_client)
     cm = core.create_namespaced_config_map('default', client.V1ConfigMap(
         metadata=client.V1ObjectMeta(name='c1'), data={'a': 'b'}))
-    w2 = h.create(custom, 'w2')
+    w2 = apitools.create(custom, 'w2')
     rvs = [w['metadata']['resourceVersion'], cm.metadata.resource_version,
            w2['metadata']['resourceVersion']]
     assert all(isinstance(rv, str) for rv in rvs)
@@ -39,9 +39,9 @@ def test_one_global_resource_version_across_resources(custom, kube_client,
 
 def test_noop_write_keeps_resource_version_and_emits_nothing(custom,
                                                              simulator):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     rv = obj['metadata']['resourceVersion']
-    watcher = simulator.store.watch(h.WIDGETS, 'default', rv)
+    watcher = simulator.store.watch(apitools.WIDGETS, 'default', rv)
     out = custom.patch_namespaced_custom_object(G, V, 'default', P, 'w1',
                                                 {'spec': {'size': 1}})
     assert out['metadata']['resourceVersion'] == rv
@@ -54,7 +54,7 @@ def test_noop_write_keeps_resource_version_and_emits_nothing(custom,
 
 
 def test_metadata_uid_timestamp_generation_managed_fields(custom):
-    obj = h.create(custom, 'w1', labels={'a': 'b'})
+    obj = apitools.create(custom, 'w1', labels={'a': 'b'})
     meta = obj['metadata']
     assert len(meta['uid']) == 36
     assert meta['creationTimestamp'].endswith('Z')
@@ -74,7 +74,7 @@ def test_metadata_uid_timestamp_generation_managed_fields(custom):
 
 
 def test_server_owned_metadata_cannot_be_overwritten(custom):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     out = custom.patch_namespaced_custom_object(
         G, V, 'default', P, 'w1',
         {'metadata': {'uid': 'forged', 'generation': 40,
@@ -88,7 +88,7 @@ def test_server_owned_metadata_cannot_be_overwritten(custom):
 def test_history_is_bounded_and_compaction_recorded(simulator, custom):
     simulator.store.history_size = 5
     for i in range(8):
-        h.create(custom, 'w%d' % i)
+        apitools.create(custom, 'w%d' % i)
     store = simulator.store
     assert store.compacted_resource_version == store.resource_version - 5
     store.compact()

@@ -24,11 +24,11 @@ import struct
 import time
 
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
 from sushy_kubevirt.simulator import apiserver
 
-G, V, P = h.GROUP, h.VERSION, h.PLURAL
+G, V, P = apitools.GROUP, apitools.VERSION, apitools.PLURAL
 pytestmark = pytest.mark.simulator(install=False)
 AUTH = {'Authorization': 'Bearer sushy-kubevirt-admin'}
 WIDGET_PATH = '/apis/%s/%s/namespaces/default/%s' % (G, V, P)
@@ -98,7 +98,7 @@ def test_accepted_sockets_have_tcp_nodelay(simulator):
 
 
 def test_each_response_is_one_write(simulator, custom, writes):
-    h.create(custom, 'a')
+    apitools.create(custom, 'a')
     conn = _connect(simulator)
     try:
         for method, body, ctype in (
@@ -140,7 +140,7 @@ def test_client_disconnects_are_not_errors(simulator, caplog, capfd):
                   '\r\n\r\n{"metadata"' % WIDGET_PATH).encode())
     _reset(post)
     for name in 'abc':
-        simulator.store.create(h.WIDGETS, h.widget(name))
+        simulator.store.create(apitools.WIDGETS, apitools.widget(name))
     # Every handler has finished once no connection is tracked.
     simulator.wait_for(lambda: not simulator._api._connections)
     # 499 when the reset came during the body read (not before it).
@@ -167,10 +167,11 @@ def test_request_logged_before_its_response(simulator, custom,
         log.clear()
         custom.list_namespaced_custom_object(G, V, 'default', P)
         assert log.count(verb='list', status=200) == 1
-        h.create(custom, 'w%d' % i)
+        apitools.create(custom, 'w%d' % i)
         assert log.count(verb='create', status=201) == 1
     log.clear()
     simulator.faults.watch_error(500, after=3, query={'watch': None})
-    events = h.read_events(h.watch_lines(custom, timeout_seconds=5))
+    events = apitools.read_events(
+        apitools.watch_lines(custom, timeout_seconds=5))
     assert [e['type'] for e in events] == ['ADDED'] * 3 + ['ERROR']
     assert log.entries(verb='watch')[0]['events'] == 3

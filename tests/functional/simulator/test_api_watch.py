@@ -21,9 +21,11 @@ from kubernetes import client
 from kubernetes import config
 from kubernetes import watch
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
-G, V, P = h.GROUP, h.VERSION, h.PLURAL
+from sushy_kubevirt.simulator import CONFIGMAPS
+
+G, V, P = apitools.GROUP, apitools.VERSION, apitools.PLURAL
 pytestmark = pytest.mark.simulator(install=False)
 
 
@@ -50,24 +52,25 @@ def test_chunked_ndjson_headers_flushed_before_events(simulator):
 
 
 def test_watch_unset_rv_sends_synthetic_added_then_live(custom, simulator):
-    h.create(custom, 'a')
-    h.create(custom, 'b')
-    resp = h.watch_lines(custom, timeout_seconds=1)
-    h.create(custom, 'c')
-    events = h.read_events(resp)
+    apitools.create(custom, 'a')
+    apitools.create(custom, 'b')
+    resp = apitools.watch_lines(custom, timeout_seconds=1)
+    apitools.create(custom, 'c')
+    events = apitools.read_events(resp)
     names = [(e['type'], e['object']['metadata']['name'])
              for e in events if e['type'] != 'BOOKMARK']
     assert names == [('ADDED', 'a'), ('ADDED', 'b'), ('ADDED', 'c')]
 
 
 def test_watch_from_rv_replays_history_in_order(custom, simulator):
-    rv = h.create(custom, 'a')['metadata']['resourceVersion']
+    rv = apitools.create(custom, 'a')['metadata']['resourceVersion']
     custom.patch_namespaced_custom_object(G, V, 'default', P, 'a',
                                           {'spec': {'size': 2}})
-    h.create(custom, 'b')
+    apitools.create(custom, 'b')
     custom.delete_namespaced_custom_object(G, V, 'default', P, 'a')
-    events = h.read_events(h.watch_lines(custom, resource_version=rv,
-                                         timeout_seconds=1))
+    events = apitools.read_events(
+        apitools.watch_lines(custom, resource_version=rv,
+                             timeout_seconds=1))
     assert _types(events) == ['MODIFIED', 'ADDED', 'DELETED']
     rvs = [int(e['object']['metadata']['resourceVersion']) for e in events]
     assert rvs == sorted(rvs) and rvs[0] > int(rv)
@@ -76,13 +79,13 @@ def test_watch_from_rv_replays_history_in_order(custom, simulator):
 
 
 def test_watch_from_compacted_rv_is_200_then_410_error(custom, simulator):
-    rv = h.create(custom, 'a')['metadata']['resourceVersion']
-    h.create(custom, 'b')
+    rv = apitools.create(custom, 'a')['metadata']['resourceVersion']
+    apitools.create(custom, 'b')
     simulator.store.compact()
-    resp = h.watch_lines(custom, resource_version=rv, timeout_seconds=5)
+    resp = apitools.watch_lines(custom, resource_version=rv, timeout_seconds=5)
     assert resp.status == 200
     started = time.monotonic()
-    events = h.read_events(resp)
+    events = apitools.read_events(resp)
     assert time.monotonic() - started < 2  # the stream ends at once
     assert len(events) == 1 and events[0]['type'] == 'ERROR'
     status = events[0]['object']
@@ -92,8 +95,8 @@ def test_watch_from_compacted_rv_is_200_then_410_error(custom, simulator):
 
 
 def test_python_watch_raises_410_after_its_retry(custom, simulator):
-    rv = h.create(custom, 'a')['metadata']['resourceVersion']
-    h.create(custom, 'b')
+    rv = apitools.create(custom, 'a')['metadata']['resourceVersion']
+    apitools.create(custom, 'b')
     simulator.store.compact()
     with pytest.raises(client.ApiException) as exc:
         for _ in watch.Watch().stream(
@@ -105,8 +108,9 @@ def test_python_watch_raises_410_after_its_retry(custom, simulator):
 
 def test_watch_from_future_rv_is_504_error(custom, simulator):
     future = str(simulator.store.resource_version + 50)
-    events = h.read_events(h.watch_lines(custom, resource_version=future,
-                                         timeout_seconds=5))
+    events = apitools.read_events(
+        apitools.watch_lines(custom, resource_version=future,
+                             timeout_seconds=5))
     assert _types(events) == ['ERROR']
     assert events[0]['object']['code'] == 504
     assert events[0]['object']['details']['causes'][0]['reason'] == \
@@ -114,7 +118,7 @@ def test_watch_from_future_rv_is_504_error(custom, simulator):
 
 
 def test_selector_transitions_are_added_and_deleted(custom, simulator):
-    rv = h.create(custom, 'a', labels={'x': 'no'})['metadata'][
+    rv = apitools.create(custom, 'a', labels={'x': 'no'})['metadata'][
         'resourceVersion']
     custom.patch_namespaced_custom_object(
         G, V, 'default', P, 'a', {'metadata': {'labels': {'x': 'yes'}}})
@@ -122,7 +126,7 @@ def test_selector_transitions_are_added_and_deleted(custom, simulator):
         G, V, 'default', P, 'a', {'spec': {'size': 3}})
     out = custom.patch_namespaced_custom_object(
         G, V, 'default', P, 'a', {'metadata': {'labels': {'x': 'no'}}})
-    events = h.read_events(h.watch_lines(
+    events = apitools.read_events(apitools.watch_lines(
         custom, resource_version=rv, label_selector='x=yes',
         timeout_seconds=1))
     assert _types(events) == ['ADDED', 'MODIFIED', 'DELETED']
@@ -134,23 +138,24 @@ def test_selector_transitions_are_added_and_deleted(custom, simulator):
 
 
 def test_field_selector_watch(custom):
-    rv = h.create(custom, 'a')['metadata']['resourceVersion']
-    h.create(custom, 'b')
-    events = h.read_events(h.watch_lines(
+    rv = apitools.create(custom, 'a')['metadata']['resourceVersion']
+    apitools.create(custom, 'b')
+    events = apitools.read_events(apitools.watch_lines(
         custom, resource_version=rv, field_selector='metadata.name=b',
         timeout_seconds=1))
     assert [e['object']['metadata']['name'] for e in events] == ['b']
 
 
 def test_bookmarks_only_when_allowed(custom, simulator):
-    rv = h.create(custom, 'a')['metadata']['resourceVersion']
-    plain = h.read_events(h.watch_lines(custom, resource_version=rv,
-                                        timeout_seconds=1))
+    rv = apitools.create(custom, 'a')['metadata']['resourceVersion']
+    plain = apitools.read_events(
+        apitools.watch_lines(custom, resource_version=rv,
+                             timeout_seconds=1))
     assert plain == []
     # Another resource's write moves the global RV past this CRD's last.
-    simulator.store.create(h.simmod.CONFIGMAPS, {
+    simulator.store.create(CONFIGMAPS, {
         'metadata': {'name': 'c', 'namespace': 'default'}})
-    events = h.read_events(h.watch_lines(
+    events = apitools.read_events(apitools.watch_lines(
         custom, resource_version=rv, allow_watch_bookmarks=True,
         timeout_seconds=1))
     assert len(events) >= 3  # every 0.2 s
@@ -165,7 +170,7 @@ def test_bookmarks_only_when_allowed(custom, simulator):
 
 def test_timeout_seconds_is_honoured(custom):
     started = time.monotonic()
-    h.read_events(h.watch_lines(custom, timeout_seconds=1))
+    apitools.read_events(apitools.watch_lines(custom, timeout_seconds=1))
     assert 0.9 <= time.monotonic() - started < 1.8
 
 
@@ -173,7 +178,8 @@ def test_default_timeout_is_randomised_from_min_request_timeout(custom):
     durations = []
     for _ in range(2):
         started = time.monotonic()
-        h.read_events(h.watch_lines(custom, resource_version='0'))
+        apitools.read_events(
+            apitools.watch_lines(custom, resource_version='0'))
         durations.append(time.monotonic() - started)
     # min_request_timeout is 1 s: each watch lasts between 1 and 2 s.
     assert all(0.9 <= d < 2.5 for d in durations)
@@ -181,9 +187,9 @@ def test_default_timeout_is_randomised_from_min_request_timeout(custom):
 
 def test_streaming_list_ends_initial_events_with_bookmark(kube_client,
                                                           custom, simulator):
-    h.create(custom, 'a')
-    h.create(custom, 'b')
-    code, _headers, data = h.raw(
+    apitools.create(custom, 'a')
+    apitools.create(custom, 'b')
+    code, _headers, data = apitools.raw(
         kube_client, 'GET', '/apis/sim.example.com/v1/widgets',
         query={'watch': 'true', 'sendInitialEvents': 'true',
                'resourceVersionMatch': 'NotOlderThan',
@@ -197,7 +203,7 @@ def test_streaming_list_ends_initial_events_with_bookmark(kube_client,
 
 
 def test_streaming_list_needs_not_older_than(kube_client):
-    code, _headers, data = h.raw(
+    code, _headers, data = apitools.raw(
         kube_client, 'GET', '/apis/sim.example.com/v1/widgets',
         query={'watch': 'true', 'sendInitialEvents': 'true'})
     assert code == 422
@@ -207,7 +213,7 @@ def test_streaming_list_needs_not_older_than(kube_client):
 
 @pytest.mark.simulator(install=False, watchlist_enabled=False)
 def test_streaming_list_rejected_when_gate_off(kube_client):
-    code, _headers, data = h.raw(
+    code, _headers, data = apitools.raw(
         kube_client, 'GET', '/apis/sim.example.com/v1/widgets',
         query={'watch': 'true', 'sendInitialEvents': 'true',
                'resourceVersionMatch': 'NotOlderThan'})
@@ -227,16 +233,16 @@ def test_fifty_concurrent_watchers_see_every_event(custom, simulator,
     results = [None] * 50
 
     def consume(i):
-        resp = h.watch_lines(watchers, resource_version=rv, timeout=10,
-                             timeout_seconds=5)
-        results[i] = h.read_events(resp, limit=20)
+        resp = apitools.watch_lines(watchers, resource_version=rv, timeout=10,
+                                    timeout_seconds=5)
+        results[i] = apitools.read_events(resp, limit=20)
     threads = [threading.Thread(target=consume, args=(i,))
                for i in range(50)]
     for t in threads:
         t.start()
     simulator.wait_for(lambda: len(simulator.store._watchers) >= 50)
     for i in range(20):
-        h.create(custom, 'w%02d' % i)
+        apitools.create(custom, 'w%02d' % i)
     for t in threads:
         t.join(10)
     expected = ['w%02d' % i for i in range(20)]

@@ -16,18 +16,18 @@ import json
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
 
-G, V, P = h.GROUP, h.VERSION, h.PLURAL
+G, V, P = apitools.GROUP, apitools.VERSION, apitools.PLURAL
 pytestmark = pytest.mark.simulator(install=False)
 
 
 def test_create_conflict_is_already_exists(custom):
-    h.create(custom, 'w1')
+    apitools.create(custom, 'w1')
     with pytest.raises(client.ApiException) as exc:
-        h.create(custom, 'w1')
+        apitools.create(custom, 'w1')
     assert exc.value.status == 409
-    assert h.body(exc.value) == {
+    assert apitools.body(exc.value) == {
         'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
         'status': 'Failure', 'reason': 'AlreadyExists', 'code': 409,
         'message': 'widgets.sim.example.com "w1" already exists',
@@ -37,16 +37,17 @@ def test_create_conflict_is_already_exists(custom):
 
 def test_create_in_missing_namespace_is_404(custom):
     with pytest.raises(client.ApiException) as exc:
-        h.create(custom, 'w1', namespace='nowhere')
+        apitools.create(custom, 'w1', namespace='nowhere')
     assert exc.value.status == 404
-    assert h.body(exc.value)['message'] == 'namespaces "nowhere" not found'
+    assert apitools.body(
+        exc.value)['message'] == 'namespaces "nowhere" not found'
 
 
 def test_get_missing_is_not_found_status(custom):
     with pytest.raises(client.ApiException) as exc:
         custom.get_namespaced_custom_object(G, V, 'default', P, 'nope')
     assert exc.value.status == 404
-    status = h.body(exc.value)
+    status = apitools.body(exc.value)
     assert status['reason'] == 'NotFound'
     assert status['message'] == 'widgets.sim.example.com "nope" not found'
     assert status['details'] == {'name': 'nope', 'group': 'sim.example.com',
@@ -54,24 +55,27 @@ def test_get_missing_is_not_found_status(custom):
 
 
 def test_put_without_resource_version_is_invalid(custom):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     del obj['metadata']['resourceVersion']
     with pytest.raises(client.ApiException) as exc:
         custom.replace_namespaced_custom_object(G, V, 'default', P, 'w1',
                                                 obj)
     assert exc.value.status == 422
-    status = h.body(exc.value)
+    status = apitools.body(exc.value)
     assert status['reason'] == 'Invalid'
+    # The registry store names the resource, not the kind, here.
     assert status['message'] == (
-        'Widget.sim.example.com "w1" is invalid: metadata.resourceVersion: '
+        'widgets.sim.example.com "w1" is invalid: metadata.resourceVersion: '
         'Invalid value: 0x0: must be specified for an update')
+    assert status['details']['kind'] == 'widgets'
+    assert status['details']['group'] == 'sim.example.com'
     assert status['details']['causes'] == [{
         'reason': 'FieldValueInvalid', 'field': 'metadata.resourceVersion',
         'message': 'Invalid value: 0x0: must be specified for an update'}]
 
 
 def test_put_with_stale_resource_version_conflicts(custom):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     fresh = dict(obj, spec={'size': 2})
     custom.replace_namespaced_custom_object(G, V, 'default', P, 'w1', fresh)
     obj['spec'] = {'size': 3}
@@ -79,7 +83,7 @@ def test_put_with_stale_resource_version_conflicts(custom):
         custom.replace_namespaced_custom_object(G, V, 'default', P, 'w1',
                                                 obj)
     assert exc.value.status == 409
-    status = h.body(exc.value)
+    status = apitools.body(exc.value)
     assert status['reason'] == 'Conflict'
     assert status['message'] == (
         'Operation cannot be fulfilled on widgets.sim.example.com "w1": '
@@ -95,7 +99,7 @@ def _json_patch(custom, ops, name='w1'):
 
 
 def test_json_patch_with_passing_test_applies(custom):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     rv = obj['metadata']['resourceVersion']
     out = _json_patch(custom, [
         {'op': 'test', 'path': '/metadata/resourceVersion', 'value': rv},
@@ -107,7 +111,7 @@ def test_json_patch_with_passing_test_applies(custom):
 
 
 def test_json_patch_failed_test_is_generic_422(custom, simulator):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     before = simulator.store.resource_version
     with pytest.raises(client.ApiException) as exc:
         _json_patch(custom, [
@@ -117,7 +121,7 @@ def test_json_patch_failed_test_is_generic_422(custom, simulator):
     assert exc.value.status == 422
     # kube-apiserver wraps the json-patch error in NewGenericServerResponse
     # (isUnexpectedResponse=false): generic message, empty details.
-    assert h.body(exc.value) == {
+    assert apitools.body(exc.value) == {
         'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
         'status': 'Failure', 'reason': 'Invalid', 'details': {},
         'code': 422, 'message': 'the server rejected our request due to an '
@@ -128,21 +132,21 @@ def test_json_patch_failed_test_is_generic_422(custom, simulator):
 
 
 def test_json_patch_missing_path_is_422(custom):
-    h.create(custom, 'w1')
+    apitools.create(custom, 'w1')
     with pytest.raises(client.ApiException) as exc:
         _json_patch(custom, [{'op': 'remove', 'path': '/spec/missing'}])
     assert exc.value.status == 422
 
 
 def test_merge_patch_and_null_removes(custom):
-    h.create(custom, 'w1', spec={'size': 1, 'color': 'red'})
+    apitools.create(custom, 'w1', spec={'size': 1, 'color': 'red'})
     out = custom.patch_namespaced_custom_object(
         G, V, 'default', P, 'w1', {'spec': {'color': None, 'shape': 'o'}})
     assert out['spec'] == {'size': 1, 'shape': 'o'}
 
 
 def test_patch_with_stale_resource_version_conflicts(custom):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     custom.patch_namespaced_custom_object(G, V, 'default', P, 'w1',
                                           {'spec': {'size': 2}})
     with pytest.raises(client.ApiException) as exc:
@@ -152,12 +156,12 @@ def test_patch_with_stale_resource_version_conflicts(custom):
                           obj['metadata']['resourceVersion']},
              'spec': {'size': 3}})
     assert exc.value.status == 409
-    assert h.body(exc.value)['reason'] == 'Conflict'
+    assert apitools.body(exc.value)['reason'] == 'Conflict'
 
 
 def test_strategic_merge_patch_is_415(kube_client, custom):
-    h.create(custom, 'w1')
-    code, _headers, data = h.raw(
+    apitools.create(custom, 'w1')
+    code, _headers, data = apitools.raw(
         kube_client, 'PATCH',
         '/apis/sim.example.com/v1/namespaces/default/widgets/w1',
         body={'spec': {}},
@@ -176,7 +180,7 @@ def test_apply_patch_creates_then_merges_and_needs_manager(custom):
     # Like kube-apiserver, an apply that creates answers 201, which the
     # generated client does not deserialise (None).
     custom.patch_namespaced_custom_object(
-        G, V, 'default', P, 'w2', h.widget('w2'), field_manager='me',
+        G, V, 'default', P, 'w2', apitools.widget('w2'), field_manager='me',
         **apply)
     out = custom.get_namespaced_custom_object(G, V, 'default', P, 'w2')
     managers = [e['manager'] for e in out['metadata']['managedFields']]
@@ -189,12 +193,12 @@ def test_apply_patch_creates_then_merges_and_needs_manager(custom):
     assert out['spec'] == {'size': 1, 'color': 'blue'}
     with pytest.raises(client.ApiException) as exc:
         custom.patch_namespaced_custom_object(
-            G, V, 'default', P, 'w2', h.widget('w2'), **apply)
+            G, V, 'default', P, 'w2', apitools.widget('w2'), **apply)
     assert exc.value.status == 400
 
 
 def test_delete_without_finalizers_answers_success_status(custom):
-    obj = h.create(custom, 'w1')
+    obj = apitools.create(custom, 'w1')
     out = custom.delete_namespaced_custom_object(G, V, 'default', P, 'w1')
     assert out == {'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
                    'status': 'Success',
@@ -207,7 +211,7 @@ def test_delete_without_finalizers_answers_success_status(custom):
 
 
 def test_delete_with_finalizers_marks_then_deletes(custom):
-    obj = h.widget('w1')
+    obj = apitools.widget('w1')
     obj['metadata']['finalizers'] = ['example.com/keep']
     custom.create_namespaced_custom_object(G, V, 'default', P, obj)
     out = custom.delete_namespaced_custom_object(G, V, 'default', P, 'w1')
@@ -223,7 +227,7 @@ def test_delete_with_finalizers_marks_then_deletes(custom):
 
 
 def test_status_subresource_split(custom):
-    body = h.widget('w1')
+    body = apitools.widget('w1')
     body['status'] = {'phase': 'ignored'}
     obj = custom.create_namespaced_custom_object(G, V, 'default', P, body)
     assert 'status' not in obj

@@ -18,25 +18,34 @@ import threading
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
-from tests.functional.simulator import test_kubevirt_lifecycle as kv
+from tests.functional.simulator import apitools
+from tests.functional.simulator import vmtools
 
 from sushy_kubevirt.simulator import objects
 
 G, V, P = 'cdi.kubevirt.io', 'v1beta1', 'datavolumes'
 IMAGE = b'\x00ISO' * 75_000          # 300,000 bytes
 CREDENTIALS = base64.b64encode(b'alice:s3cret').decode()
-pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=kv.TINY)
+pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=vmtools.TINY)
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
+    seen = []  # (host header, path, Authorization) of every request
 
     def do_GET(self):
+        self.seen.append((self.headers.get('Host'), self.path,
+                          self.headers.get('Authorization')))
+        if self.path.startswith('/redirect?'):
+            self.send_response(302)
+            self.send_header('Location', self.path.split('?', 1)[1])
+            self.send_header('Content-Length', '0')
+            self.end_headers()
+            return
         if self.path == '/secure.iso' and self.headers.get(
                 'Authorization') != 'Basic ' + CREDENTIALS:
             self.send_error(401)
             return
-        if self.path not in ('/image.iso', '/secure.iso'):
+        if self.path not in ('/image.iso', '/secure.iso', '/open.iso'):
             self.send_error(404)
             return
         self.send_response(200)
@@ -50,6 +59,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 @pytest.fixture
 def images():
+    Handler.seen = []
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -102,8 +112,9 @@ def test_http_import_succeeds_with_progress(simulator, custom, kube_client,
     resp = custom.list_namespaced_custom_object(
         G, V, 'default', P, watch=True, resource_version=rv,
         _preload_content=False, _request_timeout=10, timeout_seconds=10)
-    events = h.read_events(resp, until=lambda event: event['object'].get(
-        'status', {}).get('phase') == 'Succeeded')
+    events = apitools.read_events(
+        resp, until=lambda event: event['object'].get(
+            'status', {}).get('phase') == 'Succeeded')
     resp.close()
     phases, progress = [], []
     for event in events:
@@ -189,10 +200,11 @@ def test_wait_for_first_consumer(simulator, custom, kube_client, images):
                          data_volume=False)
     vm['spec']['template']['spec']['volumes'] = [
         {'name': 'root', 'dataVolume': {'name': 'wffc'}}]
-    custom.create_namespaced_custom_object(kv.G, kv.V, 'default', kv.VMS,
-                                           vm)
+    custom.create_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default', vmtools.VMS,
+        vm)
     wait_phase(simulator, custom, 'wffc', 'Succeeded')
-    kv.wait_running(simulator, custom, 'consumer')
+    vmtools.wait_running(simulator, custom, 'consumer')
 
 
 def test_deleting_a_datavolume_deletes_its_pvc(simulator, custom,
@@ -208,8 +220,58 @@ def test_deleting_a_datavolume_deletes_its_pvc(simulator, custom,
 
 
 def test_vm_datavolume_templates_are_owned_by_the_vm(simulator, custom):
-    vm = kv.create_vm(custom, 'owner')
+    vm = vmtools.create_vm(custom, 'owner')
     dv = wait_phase(simulator, custom, 'owner-root', 'Succeeded')
     ref = dv['metadata']['ownerReferences'][0]
     assert (ref['kind'], ref['name'], ref['uid'], ref['controller']) == (
         'VirtualMachine', 'owner', vm['metadata']['uid'], True)
+
+
+@pytest.mark.parametrize('url, detail', [
+    ('http://[::1/x.iso', 'Invalid IPv6 URL'),
+    ('http://127.0.0.1/a\r\nHost: evil/x.iso', 'control character'),
+    ('http://127.0.0.1/a b.iso', 'control character or space'),
+    ('http://127.0.0.1:99999/x.iso', 'out of range'),
+    ('ftp://127.0.0.1/x.iso', 'expected http(s)://host/path'),
+    ('http:///x.iso', 'expected http(s)://host/path'),
+])
+def test_bad_url_fails_at_once(simulator, custom, url, detail):
+    create_dv(custom, datavolume('bad', {'http': {'url': url}}))
+    dv = wait_phase(simulator, custom, 'bad', 'Failed')
+    message = conditions(dv)['Running']['message']
+    assert message.startswith('Unable to connect to http data source: ')
+    assert detail in message
+    assert '\r' not in message and '\n' not in message
+
+
+def _secret(kube_client):
+    client.CoreV1Api(kube_client).create_namespaced_secret('default', {
+        'metadata': {'name': 'creds'},
+        'data': {'accessKeyId': base64.b64encode(b'alice').decode(),
+                 'secretKey': base64.b64encode(b's3cret').decode()}})
+
+
+def test_credentials_follow_a_redirect_on_the_same_host(
+        simulator, custom, kube_client, images):
+    _secret(kube_client)
+    create_dv(custom, datavolume('same', {'http': {
+        'url': images + '/redirect?/secure.iso', 'secretRef': 'creds'}}))
+    wait_phase(simulator, custom, 'same', 'Succeeded')
+    assert [(path, auth) for _host, path, auth in Handler.seen] == [
+        ('/redirect?/secure.iso', 'Basic ' + CREDENTIALS),
+        ('/secure.iso', 'Basic ' + CREDENTIALS)]
+
+
+def test_credentials_never_follow_a_redirect_to_another_host(
+        simulator, custom, kube_client, images):
+    _secret(kube_client)
+    # Same server, another host name: Go's net/http drops Authorization.
+    other = images.replace('127.0.0.1', 'localhost') + '/open.iso'
+    create_dv(custom, datavolume('other', {'http': {
+        'url': images + '/redirect?' + other, 'secretRef': 'creds'}}))
+    wait_phase(simulator, custom, 'other', 'Succeeded')
+    hosts = [(host.split(':')[0], path, auth)
+             for host, path, auth in Handler.seen]
+    assert hosts == [('127.0.0.1', '/redirect?' + other,
+                      'Basic ' + CREDENTIALS),
+                     ('localhost', '/open.iso', None)]

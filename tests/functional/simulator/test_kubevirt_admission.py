@@ -16,8 +16,8 @@ import uuid
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
-from tests.functional.simulator import test_kubevirt_lifecycle as kv
+from tests.functional.simulator import apitools
+from tests.functional.simulator import vmtools
 
 from sushy_kubevirt.simulator import objects
 
@@ -34,7 +34,7 @@ def rejected(custom, body):
     with pytest.raises(client.ApiException) as exc:
         create(custom, body)
     assert exc.value.status == 422
-    status = h.body(exc.value)
+    status = apitools.body(exc.value)
     assert status['reason'] == 'Invalid'
     assert status['message'].startswith(WEBHOOK)
     return status
@@ -130,9 +130,10 @@ def test_updates_are_validated_and_change_nothing(custom):
     patch = [{'op': 'add', 'path': '/spec/template/spec/domain/devices/'
               'interfaces/0/bootOrder', 'value': 1}]
     with pytest.raises(client.ApiException) as exc:
-        kv.call(custom.api_client, 'PATCH',
-                '/apis/kubevirt.io/v1/namespaces/default/virtualmachines/upd',
-                patch, 'application/json-patch+json')
+        vmtools.call(
+            custom.api_client, 'PATCH',
+            '/apis/kubevirt.io/v1/namespaces/default/virtualmachines/upd',
+            patch, 'application/json-patch+json')
     assert exc.value.status == 422
     current = custom.get_namespaced_custom_object(G, V, 'default', P, 'upd')
     assert current['spec'] == created['spec']

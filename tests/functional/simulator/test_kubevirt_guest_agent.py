@@ -13,37 +13,38 @@
 """The simulated guest agent: AgentConnected, softreboot, ACPI."""
 
 import pytest
-from tests.functional.simulator import test_kubevirt_lifecycle as kv
-from tests.functional.simulator import test_kubevirt_subresources as sub
+from tests.functional.simulator import vmtools
 
-from sushy_kubevirt.simulator import kubevirt
+from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import virt
 
-pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=kv.TINY)
+pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=vmtools.TINY)
 
 
 def make_vm(name, agent=None, **options):
     """A VM; ``agent`` 'true'/'false' sets the template annotation."""
-    vm = kv.objects.make_vm(name, **dict({'run_strategy': 'Always'},
-                                         **options))
+    vm = objects.make_vm(name, **dict({'run_strategy': 'Always'},
+                                      **options))
     if agent is not None:
         vm['spec']['template']['metadata'].setdefault('annotations', {})[
-            kubevirt.ANN_GUEST_AGENT] = agent
+            virt.ANN_GUEST_AGENT] = agent
     return vm
 
 
 def create(custom, vm):
-    return custom.create_namespaced_custom_object(kv.G, kv.V, 'default',
-                                                  kv.VMS, vm)
+    return custom.create_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default',
+        vmtools.VMS, vm)
 
 
 def agent(obj):
-    return kubevirt.condition(obj, 'AgentConnected')
+    return virt.condition(obj, 'AgentConnected')
 
 
 def wait_agent(sim, custom, name):
     """The VMI once its agent is connected."""
     return sim.wait_for(lambda: (lambda vmi: vmi if agent(vmi) else None)(
-        kv.get(custom, name, kv.VMIS)))
+        vmtools.get(custom, name, vmtools.VMIS)))
 
 
 def test_annotation_connects_the_agent_after_running(simulator, custom):
@@ -55,32 +56,32 @@ def test_annotation_connects_the_agent_after_running(simulator, custom):
     assert vmi['status']['phase'] == 'Running'
     assert vmi['status']['guestOSInfo']['id'] == 'fedora'
     # virt-controller copies the VMI's conditions to the VM.
-    kv.wait_vm(simulator, custom, 'ga', agent)
+    vmtools.wait_vm(simulator, custom, 'ga', agent)
     # 'plain' ran first: had it an agent, it would be connected by now.
-    kv.wait_running(simulator, custom, 'plain')
-    assert agent(kv.get(custom, 'plain', kv.VMIS)) is None
-    assert agent(kv.get(custom, 'plain')) is None
+    vmtools.wait_running(simulator, custom, 'plain')
+    assert agent(vmtools.get(custom, 'plain', vmtools.VMIS)) is None
+    assert agent(vmtools.get(custom, 'plain')) is None
 
 
-@pytest.mark.simulator(time_scale=100, stage_delays=kv.TINY,
+@pytest.mark.simulator(time_scale=100, stage_delays=vmtools.TINY,
                        guest_agent=True)
 def test_simulator_default_and_opt_out(simulator, custom):
     create(custom, make_vm('off', agent='false'))
     create(custom, make_vm('on'))
     wait_agent(simulator, custom, 'on')
-    kv.wait_running(simulator, custom, 'off')
-    assert agent(kv.get(custom, 'off', kv.VMIS)) is None
+    vmtools.wait_running(simulator, custom, 'off')
+    assert agent(vmtools.get(custom, 'off', vmtools.VMIS)) is None
 
 
 def test_no_agent_while_started_paused(simulator, custom):
     create(custom, make_vm('pa', agent='true', run_strategy='Halted'))
-    kv.wait_printable(simulator, custom, 'pa', 'Stopped')
-    kv.action(custom, 'pa', 'start', {'paused': True})
-    kv.wait_printable(simulator, custom, 'pa', 'Paused')
+    vmtools.wait_printable(simulator, custom, 'pa', 'Stopped')
+    vmtools.action(custom, 'pa', 'start', {'paused': True})
+    vmtools.wait_printable(simulator, custom, 'pa', 'Paused')
     create(custom, make_vm('probe', agent='true'))
     wait_agent(simulator, custom, 'probe')
-    assert agent(kv.get(custom, 'pa', kv.VMIS)) is None
-    kv.action(custom, 'pa', 'unpause', plural=kv.VMIS)
+    assert agent(vmtools.get(custom, 'pa', vmtools.VMIS)) is None
+    vmtools.action(custom, 'pa', 'unpause', plural=vmtools.VMIS)
     wait_agent(simulator, custom, 'pa')
 
 
@@ -91,14 +92,14 @@ def test_softreboot_keeps_the_vmi_and_reconnects_the_agent(simulator,
     seen = []
     simulator.store.subscribe(
         lambda event, rt, obj, old: seen.append(agent(obj))
-        if rt.key == kubevirt.VMI_RT.key else None)
-    assert kv.action(custom, 'sr', 'softreboot',
-                     plural=kv.VMIS).status_code == 200
+        if rt.key == virt.VMI_RT.key else None)
+    assert vmtools.action(custom, 'sr', 'softreboot',
+                          plural=vmtools.VMIS).status_code == 200
     after = wait_agent(simulator, custom, 'sr')
     assert after['metadata']['uid'] == before['metadata']['uid']
     assert after['status']['phase'] == 'Running'
     assert seen[0] is None  # dropped while the guest rebooted
-    kv.wait_printable(simulator, custom, 'sr', 'Running')
+    vmtools.wait_printable(simulator, custom, 'sr', 'Running')
 
 
 def test_softreboot_with_terminate_policy_and_agent(simulator, custom):
@@ -106,10 +107,11 @@ def test_softreboot_with_terminate_policy_and_agent(simulator, custom):
     vm['spec']['template']['spec']['domain']['rebootPolicy'] = 'Terminate'
     create(custom, vm)
     first = wait_agent(simulator, custom, 'tp')
-    kv.action(custom, 'tp', 'softreboot', plural=kv.VMIS)
+    vmtools.action(custom, 'tp', 'softreboot', plural=vmtools.VMIS)
     second = simulator.wait_for(lambda: (
         lambda vmi: vmi if vmi and agent(vmi) and vmi['metadata']['uid'] !=
-        first['metadata']['uid'] else None)(kv.get(custom, 'tp', kv.VMIS)))
+        first['metadata']['uid'] else None)(
+            vmtools.get(custom, 'tp', vmtools.VMIS)))
     assert second['status']['phase'] == 'Running'
 
 
@@ -119,12 +121,13 @@ def test_softreboot_needs_agent_or_acpi(simulator, custom):
         vm['spec']['template']['spec']['domain']['features'] = {
             'acpi': {'enabled': False}}
         create(custom, vm)
-    kv.wait_running(simulator, custom, 'noacpi')
-    status = sub.refused(custom, 'noacpi', 'softreboot', plural=kv.VMIS)
+    vmtools.wait_running(simulator, custom, 'noacpi')
+    status = vmtools.refused(
+        custom, 'noacpi', 'softreboot', plural=vmtools.VMIS)
     assert status['message'] == (
         'Operation cannot be fulfilled on virtualmachineinstance.kubevirt.io'
         ' "noacpi": VMI neither have the agent connected nor the ACPI '
         'feature enabled')
     wait_agent(simulator, custom, 'noacpi-ga')
-    assert kv.action(custom, 'noacpi-ga', 'softreboot',
-                     plural=kv.VMIS).status_code == 200
+    assert vmtools.action(custom, 'noacpi-ga', 'softreboot',
+                          plural=vmtools.VMIS).status_code == 200

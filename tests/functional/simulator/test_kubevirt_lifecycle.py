@@ -16,66 +16,25 @@ import time
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
+from tests.functional.simulator import apitools
+from tests.functional.simulator.vmtools import action
+from tests.functional.simulator.vmtools import call
+from tests.functional.simulator.vmtools import crash
+from tests.functional.simulator.vmtools import create_vm
+from tests.functional.simulator.vmtools import G
+from tests.functional.simulator.vmtools import get
+from tests.functional.simulator.vmtools import TINY
+from tests.functional.simulator.vmtools import V
+from tests.functional.simulator.vmtools import VMIS
+from tests.functional.simulator.vmtools import VMS
+from tests.functional.simulator.vmtools import wait_printable
+from tests.functional.simulator.vmtools import wait_running
+from tests.functional.simulator.vmtools import wait_vm
 
-from sushy_kubevirt.simulator import kubevirt
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import virt
 
-G, V = 'kubevirt.io', 'v1'
-VMS, VMIS = 'virtualmachines', 'virtualmachineinstances'
-TINY = {'Pending': 0, 'Scheduling': 0.5, 'Scheduled': 0.5, 'Running': 0.5,
-        'ImportScheduled': 0.5, 'ImportInProgress': 1.0}
 pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=TINY)
-
-
-def call(api_client, method, path, body=None,
-         content_type='application/json'):
-    """A raw request; raises ApiException on errors."""
-    request = api_client.param_serialize(
-        method=method, resource_path=path, body=body,
-        header_params={'Content-Type': content_type,
-                       'Accept': 'application/json'},
-        auth_settings=['BearerToken'])
-    response = api_client.call_api(*request)
-    response.read()
-    return api_client.response_deserialize(response, {'2XX': 'bytearray'})
-
-
-def action(custom, name, verb, body=None, plural=VMS, namespace='default'):
-    return call(custom.api_client, 'PUT',
-                '/apis/subresources.kubevirt.io/v1/namespaces/%s/%s/%s/%s'
-                % (namespace, plural, name, verb), body)
-
-
-def get(custom, name, plural=VMS, namespace='default'):
-    try:
-        return custom.get_namespaced_custom_object(G, V, namespace, plural,
-                                                   name)
-    except client.ApiException as exc:
-        if exc.status == 404:
-            return None
-        raise
-
-
-def create_vm(custom, name, **options):
-    return custom.create_namespaced_custom_object(
-        G, V, 'default', VMS, objects.make_vm(name, **options))
-
-
-def wait_vm(sim, custom, name, predicate, timeout=10):
-    """Poll the VM over HTTP until ``predicate(vm)``; return the VM."""
-    return sim.wait_for(lambda: (lambda vm: vm if vm and predicate(vm)
-                                 else None)(get(custom, name)), timeout)
-
-
-def wait_printable(sim, custom, name, value, timeout=10):
-    return wait_vm(sim, custom, name, lambda vm: vm.get('status', {}).get(
-        'printableStatus') == value, timeout)
-
-
-def wait_running(sim, custom, name):
-    vm = wait_printable(sim, custom, name, 'Running')
-    return vm, get(custom, name, VMIS)
 
 
 def patch_vm(custom, name, ops):
@@ -84,20 +43,13 @@ def patch_vm(custom, name, ops):
          ops, 'application/json-patch+json')
 
 
-def crash(sim, name, phase='Failed'):
-    """The guest ends by itself (simulated workload)."""
-    sim.store.mutate(kubevirt.VMI_RT, 'default', name,
-                     lambda vmi: vmi['status'].update(phase=phase),
-                     subresource='status')
-
-
 def watch(custom, plural, until, timeout=10, **params):
     """Watch ``plural`` and return events up to ``until(event)``."""
     resp = custom.list_namespaced_custom_object(
         G, V, 'default', plural, watch=True, _preload_content=False,
         _request_timeout=timeout, timeout_seconds=timeout, **params)
     try:
-        events = h.read_events(resp, until=until)
+        events = apitools.read_events(resp, until=until)
     finally:
         resp.close()
     if events and until(events[-1]):
@@ -143,7 +95,7 @@ def test_generated_mac_is_stable(simulator, custom):
     custom.create_namespaced_custom_object(G, V, 'default', VMS, vm)
     _vm, vmi = wait_running(simulator, custom, 'mac')
     assert vmi['status']['interfaces'][0]['mac'] == \
-        kubevirt.stable_mac('default', 'mac', 'default')
+        virt.stable_mac('default', 'mac', 'default')
 
 
 def test_halted_start_then_stop(simulator, custom):

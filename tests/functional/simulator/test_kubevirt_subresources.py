@@ -14,23 +14,17 @@
 
 from kubernetes import client
 import pytest
-from tests.functional.simulator import conftest as h
-from tests.functional.simulator import test_kubevirt_lifecycle as kv
+from tests.functional.simulator import vmtools
 
-pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=kv.TINY)
+from sushy_kubevirt.simulator import objects
 
-
-def refused(custom, name, verb, body=None, plural=kv.VMS, code=409):
-    with pytest.raises(client.ApiException) as exc:
-        kv.action(custom, name, verb, body, plural)
-    assert exc.value.status == code
-    return h.body(exc.value)
+pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=vmtools.TINY)
 
 
 def test_conflict_body_is_virt_apis(simulator, custom):
-    kv.create_vm(custom, 'run', run_strategy='Always')
-    kv.wait_running(simulator, custom, 'run')
-    assert refused(custom, 'run', 'start') == {
+    vmtools.create_vm(custom, 'run', run_strategy='Always')
+    vmtools.wait_running(simulator, custom, 'run')
+    assert vmtools.refused(custom, 'run', 'start') == {
         'kind': 'Status', 'apiVersion': 'v1', 'metadata': {},
         'status': 'Failure', 'reason': 'Conflict', 'code': 409,
         'message': 'Operation cannot be fulfilled on '
@@ -40,20 +34,20 @@ def test_conflict_body_is_virt_apis(simulator, custom):
 
 
 def test_start_refused_by_always_and_once(simulator, custom):
-    kv.create_vm(custom, 'al', run_strategy='Always')
-    kv.create_vm(custom, 'on', run_strategy='Once')
-    kv.wait_running(simulator, custom, 'al')
-    kv.wait_running(simulator, custom, 'on')
-    kv.crash(simulator, 'on', 'Succeeded')
-    kv.wait_printable(simulator, custom, 'on', 'Stopped')
-    assert refused(custom, 'on', 'start')['message'].endswith(
+    vmtools.create_vm(custom, 'al', run_strategy='Always')
+    vmtools.create_vm(custom, 'on', run_strategy='Once')
+    vmtools.wait_running(simulator, custom, 'al')
+    vmtools.wait_running(simulator, custom, 'on')
+    vmtools.crash(simulator, 'on', 'Succeeded')
+    vmtools.wait_printable(simulator, custom, 'on', 'Stopped')
+    assert vmtools.refused(custom, 'on', 'start')['message'].endswith(
         '"on": Once does not support manual start requests')
-    assert refused(custom, 'al', 'start')['message'].endswith(
+    assert vmtools.refused(custom, 'al', 'start')['message'].endswith(
         '"al": VM is already running')
 
 
 def unreachable_root(name, **options):
-    vm = kv.objects.make_vm(name, **options)
+    vm = objects.make_vm(name, **options)
     vm['spec']['dataVolumeTemplates'][0]['spec']['source'] = {
         'http': {'url': 'http://127.0.0.1:1/disk.img'}}
     return vm
@@ -61,11 +55,11 @@ def unreachable_root(name, **options):
 
 def test_failed_datavolume_blocks_start(simulator, custom):
     custom.create_namespaced_custom_object(
-        kv.G, kv.V, 'default', kv.VMS,
+        vmtools.G, vmtools.V, 'default', vmtools.VMS,
         unreachable_root('bad', run_strategy='Always'))
-    kv.wait_printable(simulator, custom, 'bad', 'DataVolumeError')
-    assert kv.get(custom, 'bad', kv.VMIS) is None
-    assert refused(custom, 'bad', 'start')['message'].endswith(
+    vmtools.wait_printable(simulator, custom, 'bad', 'DataVolumeError')
+    assert vmtools.get(custom, 'bad', vmtools.VMIS) is None
+    assert vmtools.refused(custom, 'bad', 'start')['message'].endswith(
         '"bad": Always does not support manual start requests')
 
 
@@ -76,113 +70,119 @@ def test_vmi_waits_for_its_datavolumes(simulator, custom):
     custom.create_namespaced_custom_object(
         'cdi.kubevirt.io', 'v1beta1', 'default', 'datavolumes',
         {'metadata': template['metadata'], 'spec': template['spec']})
-    custom.create_namespaced_custom_object(kv.G, kv.V, 'default', kv.VMS,
-                                           vm)
-    kv.action(custom, 'wait', 'start')
-    kv.wait_printable(simulator, custom, 'wait', 'DataVolumeError')
-    vmi = kv.get(custom, 'wait', kv.VMIS)
+    custom.create_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default', vmtools.VMS,
+        vm)
+    vmtools.action(custom, 'wait', 'start')
+    vmtools.wait_printable(simulator, custom, 'wait', 'DataVolumeError')
+    vmi = vmtools.get(custom, 'wait', vmtools.VMIS)
     assert vmi['status']['phase'] == 'Pending'
     ready = next(c for c in vmi['status']['conditions']
                  if c['type'] == 'DataVolumesReady')
     assert ready['status'] == 'False'
-    assert refused(custom, 'wait', 'pause', plural=kv.VMIS)[
+    assert vmtools.refused(custom, 'wait', 'pause', plural=vmtools.VMIS)[
         'message'].endswith('"wait": VM is not running')
 
 
 def test_stop_and_restart_of_a_stopped_vm(simulator, custom):
-    kv.create_vm(custom, 'st')
-    kv.wait_printable(simulator, custom, 'st', 'Stopped')
-    assert refused(custom, 'st', 'stop')['message'].endswith(
+    vmtools.create_vm(custom, 'st')
+    vmtools.wait_printable(simulator, custom, 'st', 'Stopped')
+    assert vmtools.refused(custom, 'st', 'stop')['message'].endswith(
         '"st": VM is not running')
-    assert refused(custom, 'st', 'restart')['message'].endswith(
+    assert vmtools.refused(custom, 'st', 'restart')['message'].endswith(
         '"st": RunStategy Halted does not support manual restart requests')
-    kv.create_vm(custom, 'mn', run_strategy='Manual')
-    kv.wait_printable(simulator, custom, 'mn', 'Stopped')
-    assert refused(custom, 'mn', 'restart')['message'].endswith(
+    vmtools.create_vm(custom, 'mn', run_strategy='Manual')
+    vmtools.wait_printable(simulator, custom, 'mn', 'Stopped')
+    assert vmtools.refused(custom, 'mn', 'restart')['message'].endswith(
         '"mn": VM is not running: Halted')
-    assert refused(custom, 'mn', 'stop')['message'].endswith(
+    assert vmtools.refused(custom, 'mn', 'stop')['message'].endswith(
         '"mn": VM is not running')
 
 
 def test_halted_stop_needs_a_shorter_grace_period(simulator, custom):
-    kv.create_vm(custom, 'hg', run_strategy='Always', grace=180)
-    kv.wait_running(simulator, custom, 'hg')
-    kv.action(custom, 'hg', 'stop')
-    kv.wait_printable(simulator, custom, 'hg', 'Stopping', timeout=1)
+    vmtools.create_vm(custom, 'hg', run_strategy='Always', grace=180)
+    vmtools.wait_running(simulator, custom, 'hg')
+    vmtools.action(custom, 'hg', 'stop')
+    vmtools.wait_printable(simulator, custom, 'hg', 'Stopping', timeout=1)
     for body in (None, {'gracePeriod': 180}, {'gracePeriod': 300}):
-        assert refused(custom, 'hg', 'stop', body)['message'].endswith(
+        assert vmtools.refused(custom, 'hg', 'stop', body)['message'].endswith(
             'Halted only supports manual stop requests with a shorter '
             'graceperiod')
-    kv.action(custom, 'hg', 'stop', {'gracePeriod': 0})
-    simulator.wait_for(lambda: kv.get(custom, 'hg', kv.VMIS) is None,
+    vmtools.action(custom, 'hg', 'stop', {'gracePeriod': 0})
+    simulator.wait_for(lambda: vmtools.get(custom, 'hg', vmtools.VMIS) is None,
                        timeout=1.0)
 
 
 def test_restart_grace_period_rules(simulator, custom):
-    kv.create_vm(custom, 'rg', run_strategy='Always')
-    kv.wait_running(simulator, custom, 'rg')
-    status = refused(custom, 'rg', 'restart', {'gracePeriodSeconds': 5},
-                     code=400)
+    vmtools.create_vm(custom, 'rg', run_strategy='Always')
+    vmtools.wait_running(simulator, custom, 'rg')
+    status = vmtools.refused(
+        custom, 'rg', 'restart', {'gracePeriodSeconds': 5},
+        code=400)
     assert status['reason'] == 'BadRequest'
     assert status['message'] == ('For force restart, only gracePeriod=0 is '
                                  'supported for now')
-    assert refused(custom, 'rg', 'restart', {'gracePeriodSeconds': -1},
-                   code=400)['message'] == \
+    assert vmtools.refused(custom, 'rg', 'restart', {'gracePeriodSeconds': -1},
+                           code=400)['message'] == \
         'gracePeriod has to be greater or equal to 0'
 
 
 def test_graceful_restart_gives_a_new_vmi(simulator, custom):
-    kv.create_vm(custom, 'gr', run_strategy='Manual', grace=10)
-    kv.action(custom, 'gr', 'start')
-    _vm, vmi = kv.wait_running(simulator, custom, 'gr')
-    assert kv.action(custom, 'gr', 'restart').status_code == 202
-    simulator.wait_for(lambda: (kv.get(custom, 'gr', kv.VMIS) or {}).get(
-        'metadata', {}).get('uid') not in (None, vmi['metadata']['uid']))
-    vm, _new = kv.wait_running(simulator, custom, 'gr')
+    vmtools.create_vm(custom, 'gr', run_strategy='Manual', grace=10)
+    vmtools.action(custom, 'gr', 'start')
+    _vm, vmi = vmtools.wait_running(simulator, custom, 'gr')
+    assert vmtools.action(custom, 'gr', 'restart').status_code == 202
+    simulator.wait_for(
+        lambda: (vmtools.get(custom, 'gr', vmtools.VMIS) or {}).get(
+            'metadata', {}).get('uid') not in (None, vmi['metadata']['uid']))
+    vm, _new = vmtools.wait_running(simulator, custom, 'gr')
     assert vm['spec']['runStrategy'] == 'Manual'
 
 
 def test_dry_run_changes_nothing(simulator, custom):
-    kv.create_vm(custom, 'dr')
-    before = kv.wait_printable(simulator, custom, 'dr', 'Stopped')
-    assert kv.action(custom, 'dr', 'start',
-                     {'dryRun': ['All']}).status_code == 202
-    after = kv.get(custom, 'dr')
+    vmtools.create_vm(custom, 'dr')
+    before = vmtools.wait_printable(simulator, custom, 'dr', 'Stopped')
+    assert vmtools.action(custom, 'dr', 'start',
+                          {'dryRun': ['All']}).status_code == 202
+    after = vmtools.get(custom, 'dr')
     assert after['metadata']['resourceVersion'] == \
         before['metadata']['resourceVersion']
 
 
 def test_unknown_vm_and_vmi_are_404(simulator, custom):
-    status = refused(custom, 'ghost', 'start', code=404)
+    status = vmtools.refused(custom, 'ghost', 'start', code=404)
     assert status['message'] == \
         'virtualmachine.kubevirt.io "ghost" not found'
-    status = refused(custom, 'ghost', 'pause', plural=kv.VMIS, code=404)
+    status = vmtools.refused(
+        custom, 'ghost', 'pause', plural=vmtools.VMIS, code=404)
     assert status['message'] == \
         'virtualmachineinstance.kubevirt.io "ghost" not found'
 
 
 def test_pause_unpause_softreboot_conflicts(simulator, custom):
-    kv.create_vm(custom, 'pz', run_strategy='Always')
-    kv.wait_running(simulator, custom, 'pz')
-    assert refused(custom, 'pz', 'unpause', plural=kv.VMIS)[
+    vmtools.create_vm(custom, 'pz', run_strategy='Always')
+    vmtools.wait_running(simulator, custom, 'pz')
+    assert vmtools.refused(custom, 'pz', 'unpause', plural=vmtools.VMIS)[
         'message'].endswith('"pz": VMI is not paused')
-    kv.action(custom, 'pz', 'pause', plural=kv.VMIS)
-    assert refused(custom, 'pz', 'pause', plural=kv.VMIS)[
+    vmtools.action(custom, 'pz', 'pause', plural=vmtools.VMIS)
+    assert vmtools.refused(custom, 'pz', 'pause', plural=vmtools.VMIS)[
         'message'].endswith('"pz": VMI is already paused')
-    assert refused(custom, 'pz', 'softreboot', plural=kv.VMIS)[
+    assert vmtools.refused(custom, 'pz', 'softreboot', plural=vmtools.VMIS)[
         'message'].endswith('"pz": VMI is paused')
-    kv.action(custom, 'pz', 'unpause', plural=kv.VMIS)
-    assert kv.action(custom, 'pz', 'softreboot',
-                     plural=kv.VMIS).status_code == 200
+    vmtools.action(custom, 'pz', 'unpause', plural=vmtools.VMIS)
+    assert vmtools.action(custom, 'pz', 'softreboot',
+                          plural=vmtools.VMIS).status_code == 200
 
 
 def test_pause_with_liveness_probe_is_forbidden(simulator, custom):
-    vm = kv.objects.make_vm('lp', run_strategy='Always')
+    vm = objects.make_vm('lp', run_strategy='Always')
     vm['spec']['template']['spec']['livenessProbe'] = {
         'tcpSocket': {'port': 22}}
-    custom.create_namespaced_custom_object(kv.G, kv.V, 'default', kv.VMS, vm)
-    kv.wait_running(simulator, custom, 'lp')
-    status = refused(custom, 'lp', 'pause', plural=kv.VMIS, code=403)
+    custom.create_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default', vmtools.VMS, vm)
+    vmtools.wait_running(simulator, custom, 'lp')
+    status = vmtools.refused(
+        custom, 'lp', 'pause', plural=vmtools.VMIS, code=403)
     assert status['message'] == (
         'virtualmachineinstance.kubevirt.io "lp" is forbidden: Pausing VMIs '
         'with LivenessProbe is currently not supported')

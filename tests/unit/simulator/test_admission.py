@@ -17,8 +17,8 @@ import uuid
 import pytest
 
 from sushy_kubevirt.simulator import admission
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import objects
-from sushy_kubevirt.simulator import status
 
 
 def fields(vm):
@@ -79,8 +79,8 @@ def test_secure_boot_default_true_needs_smm(smm, ok):
 def test_denied_is_a_webhook_422():
     vm = objects.make_vm('both')
     vm['spec']['running'] = False
-    with pytest.raises(status.ApiError) as exc:
-        admission.admit_vm('CREATE', vm, None, 'admin')
+    with pytest.raises(apistatus.ApiError) as exc:
+        admission.check_vm('CREATE', vm, None, 'admin')
     doc = exc.value.to_status()
     assert doc['code'] == 422 and doc['reason'] == 'Invalid'
     assert doc['details']['causes'][0]['field'] == 'spec.running'

@@ -13,8 +13,8 @@
 """Unit tests: generated VM bodies."""
 
 from sushy_kubevirt.simulator import admission
-from sushy_kubevirt.simulator import kubevirt
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import virt
 
 
 def test_make_vm_is_valid_and_defaulted():
@@ -34,8 +34,8 @@ def test_macs_are_stable_unique_and_local():
         'domain']['devices']['interfaces'][0]['macAddress']
         for i in range(200)}
     assert len(macs) == 200
-    mac = kubevirt.stable_mac('ns', 'vm', 'default')
-    assert mac == kubevirt.stable_mac('ns', 'vm', 'default')
+    mac = virt.stable_mac('ns', 'vm', 'default')
+    assert mac == virt.stable_mac('ns', 'vm', 'default')
     assert mac.startswith('02:') and len(mac.split(':')) == 6
 
 
@@ -45,7 +45,7 @@ def test_namespace_names():
 
 
 def test_run_strategy_from_running():
-    assert kubevirt.run_strategy({'spec': {'running': True}}) == 'Always'
-    assert kubevirt.run_strategy({'spec': {'running': False}}) == 'Halted'
-    assert kubevirt.run_strategy({'spec': {'runStrategy': 'Manual'}}) == \
+    assert virt.run_strategy({'spec': {'running': True}}) == 'Always'
+    assert virt.run_strategy({'spec': {'running': False}}) == 'Halted'
+    assert virt.run_strategy({'spec': {'runStrategy': 'Manual'}}) == \
         'Manual'

@@ -16,8 +16,8 @@ import json
 
 import pytest
 
-from sushy_kubevirt.simulator import patch
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import patches
 
 DOC = {'metadata': {'resourceVersion': '5', 'a/b': 1},
        'spec': {'list': [1, 2], 'keep': True}}
@@ -28,7 +28,7 @@ def _ops(*ops):
 
 
 def test_json_patch_operations_do_not_touch_input():
-    out = patch.json_patch(DOC, _ops(
+    out = patches.json_patch(DOC, _ops(
         {'op': 'test', 'path': '/metadata/resourceVersion', 'value': '5'},
         {'op': 'add', 'path': '/spec/list/1', 'value': 9},
         {'op': 'add', 'path': '/spec/list/-', 'value': 3},
@@ -42,48 +42,89 @@ def test_json_patch_operations_do_not_touch_input():
     assert DOC['spec']['list'] == [1, 2]
 
 
+VM = {'metadata': {'annotations': {'a/b': 'c'}, 'resourceVersion': '7'},
+      'spec': {'template': {'spec': {'domain': {'devices': {
+          'disks': [{'name': 'root', 'bootOrder': 1},
+                    {'name': 'cd', 'cdrom': {}}]}}}}}}
+
+
+def test_driver_style_patch_gives_the_expected_document():
+    # Expected values written by hand (RFC 6902 sections 4.1-4.6).
+    ops = _ops(
+        {'op': 'test', 'path': '/metadata/resourceVersion', 'value': '7'},
+        {'op': 'remove', 'path': '/metadata/annotations/a~1b'},
+        {'op': 'add', 'path': '/metadata/annotations/x~1y', 'value': 'z'},
+        {'op': 'remove', 'path':
+         '/spec/template/spec/domain/devices/disks/0/bootOrder'},
+        {'op': 'add', 'path':
+         '/spec/template/spec/domain/devices/disks/1/bootOrder',
+         'value': 1})
+    assert patches.json_patch(VM, ops) == {
+        'metadata': {'annotations': {'x/y': 'z'}, 'resourceVersion': '7'},
+        'spec': {'template': {'spec': {'domain': {'devices': {
+            'disks': [{'name': 'root'},
+                      {'name': 'cd', 'cdrom': {}, 'bootOrder': 1}]}}}}}}
+    assert VM['metadata']['annotations'] == {'a/b': 'c'}
+
+
+def test_null_test_passes_on_a_missing_path():
+    # evanphx/json-patch v4 (kube-apiserver): a missing value equals null.
+    out = patches.json_patch(DOC, _ops(
+        {'op': 'test', 'path': '/missing', 'value': None}))
+    assert out == DOC
+
+
 @pytest.mark.parametrize('op', [
     {'op': 'test', 'path': '/metadata/resourceVersion', 'value': '4'},
-    {'op': 'test', 'path': '/missing', 'value': None},
+    {'op': 'test', 'path': '/missing', 'value': 1},
     {'op': 'remove', 'path': '/spec/none'},
+    {'op': 'nope', 'path': '/spec'},
+    {'op': 'remove', 'path': '/spec/list/-'},
+    {'op': 'move', 'from': '/spec/none', 'path': '/spec/x'},
     {'op': 'replace', 'path': '/spec/none', 'value': 1},
     {'op': 'add', 'path': '/spec/list/7', 'value': 1},
     {'op': 'add', 'path': '/no/such/parent', 'value': 1},
 ])
 def test_json_patch_not_applicable_is_generic_422(op):
-    with pytest.raises(st.ApiError) as exc:
-        patch.json_patch(DOC, _ops(op))
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.json_patch(DOC, _ops(op))
     assert exc.value.code == 422
     assert exc.value.to_status()['details'] == {}
     assert exc.value.message == ('the server rejected our request due to '
                                  'an error in our request')
 
 
-@pytest.mark.parametrize('body', [b'{"op": "add"}', b'[{"op": "nope"}]',
-                                  b'not json'])
-def test_malformed_json_patch_is_400(body):
-    with pytest.raises(st.ApiError) as exc:
-        patch.json_patch(DOC, body)
+@pytest.mark.parametrize('body, message', [
+    (b'{"op": "add"}', 'json: cannot unmarshal object into Go value of '
+     'type jsonpatch.Patch'),
+    (b'["add"]', 'json: cannot unmarshal string into Go value of type '
+     'jsonpatch.Operation'),
+    (b'not json', None)])
+def test_malformed_json_patch_is_400(body, message):
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.json_patch(DOC, body)
     assert exc.value.code == 400
+    if message:
+        assert exc.value.message == message
 
 
 def test_merge_patch_rfc7386():
-    out = patch.merge_patch(DOC, b'{"spec": {"keep": null, "list": [3]},'
-                                 b' "status": {"x": 1}}')
+    out = patches.merge_patch(DOC, b'{"spec": {"keep": null, "list": [3]},'
+                              b' "status": {"x": 1}}')
     assert out['spec'] == {'list': [3]}
     assert out['status'] == {'x': 1}
 
 
 def test_apply_requires_field_manager_and_merges():
-    with pytest.raises(st.ApiError) as exc:
-        patch.apply(patch.APPLY_PATCH, DOC, b'{}')
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.apply(patches.APPLY_PATCH, DOC, b'{}')
     assert exc.value.code == 400
-    out = patch.apply(patch.APPLY_PATCH, DOC, b'spec:\n  keep: false\n',
-                      'mgr')
+    out = patches.apply(patches.APPLY_PATCH, DOC, b'spec:\n  keep: false\n',
+                        'mgr')
     assert out['spec']['keep'] is False
 
 
 def test_strategic_merge_is_415():
-    with pytest.raises(st.ApiError) as exc:
-        patch.apply(patch.STRATEGIC_MERGE_PATCH, DOC, b'{}')
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.apply(patches.STRATEGIC_MERGE_PATCH, DOC, b'{}')
     assert exc.value.code == 415

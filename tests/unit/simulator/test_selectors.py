@@ -14,12 +14,12 @@
 
 import pytest
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import selectors
-from sushy_kubevirt.simulator import status as st
-from sushy_kubevirt.simulator import store
+from sushy_kubevirt.simulator import storage
 
-RT = store.ResourceType('g', 'v1', 'things', 'Thing')
-CLUSTER_RT = store.ResourceType('g', 'v1', 'tops', 'Top', namespaced=False)
+RT = storage.ResourceType('g', 'v1', 'things', 'Thing')
+CLUSTER_RT = storage.ResourceType('g', 'v1', 'tops', 'Top', namespaced=False)
 
 
 @pytest.mark.parametrize('selector,labels,expected', [
@@ -43,7 +43,7 @@ def test_label_selector(selector, labels, expected):
 @pytest.mark.parametrize('selector', ['a in b', 'a=1,', 'a=(', '=a',
                                       'a in (1', 'a=b c'])
 def test_bad_label_selector(selector):
-    with pytest.raises(st.ApiError) as exc:
+    with pytest.raises(apistatus.ApiError) as exc:
         selectors.parse_labels(selector)
     assert exc.value.code == 400
 
@@ -62,7 +62,7 @@ def test_field_selector_name_and_namespace():
 @pytest.mark.parametrize('selector,rt', [
     ('spec.x=1', RT), ('metadata.namespace=a', CLUSTER_RT)])
 def test_unsupported_field_label(selector, rt):
-    with pytest.raises(st.ApiError) as exc:
+    with pytest.raises(apistatus.ApiError) as exc:
         selectors.parse_fields(selector, rt)
     assert exc.value.code == 400
     assert exc.value.message == 'field label not supported: ' + \

@@ -14,17 +14,17 @@
 
 import pytest
 
-from sushy_kubevirt.simulator import status as st
-from sushy_kubevirt.simulator import store
+from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import storage
 
-RT = store.ResourceType('g', 'v1', 'things', 'Thing')
-PLAIN = store.ResourceType('', 'v1', 'configmaps', 'ConfigMap',
-                           status_subresource=False)
+RT = storage.ResourceType('g', 'v1', 'things', 'Thing')
+PLAIN = storage.ResourceType('', 'v1', 'configmaps', 'ConfigMap',
+                             status_subresource=False)
 
 
 @pytest.fixture
 def s():
-    s = store.Store(start_rv=100, history_size=5)
+    s = storage.Store(start_rv=100, history_size=5)
     s.register(RT)
     s.register(PLAIN)
     return s
@@ -42,7 +42,7 @@ def test_create_stamps_metadata_and_global_rv(s):
             b['metadata']['resourceVersion']) == ('101', '102')
     assert a['metadata']['generation'] == 1 and a['metadata']['uid']
     assert a['metadata']['managedFields']
-    with pytest.raises(st.ApiError) as exc:
+    with pytest.raises(apistatus.ApiError) as exc:
         s.create(RT, _new())
     assert exc.value.reason == 'AlreadyExists'
 
@@ -55,12 +55,12 @@ def test_returned_objects_are_copies(s):
 
 def test_update_rules(s):
     a = s.create(RT, _new(status={'p': 1}))
-    with pytest.raises(st.ApiError) as exc:
+    with pytest.raises(apistatus.ApiError) as exc:
         s.update(RT, _new())
     assert exc.value.code == 422
     stale = dict(a, spec={'x': 2})
     s.update(RT, stale)
-    with pytest.raises(st.ApiError) as exc:
+    with pytest.raises(apistatus.ApiError) as exc:
         s.update(RT, stale)
     assert exc.value.reason == 'Conflict'
 
@@ -111,7 +111,7 @@ def test_watch_replay_expiry_and_rewind(s):
         ['f', 'g']
     items, rv = s.snapshot(RT, None, s.resource_version - 3)
     assert [o['metadata']['name'] for o in items] == list('abcd')
-    with pytest.raises(st.ApiError) as exc:
+    with pytest.raises(apistatus.ApiError) as exc:
         s.snapshot(RT, None, first)
     assert exc.value.code == 410
 

@@ -12,7 +12,7 @@
 
 """VM/VMI ``status.conditions``: lookups and in-place edits."""
 
-from sushy_kubevirt.simulator import store as sim_store
+from sushy_kubevirt.simulator import storage
 
 
 def condition(obj, ctype):
@@ -29,7 +29,7 @@ def has_true(obj, ctype):
 
 def make(ctype, value, reason='', message=''):
     cond = {'type': ctype, 'status': value, 'lastProbeTime': None,
-            'lastTransitionTime': sim_store.now_iso()}
+            'lastTransitionTime': storage.now_iso()}
     if reason:
         cond['reason'] = reason
     if message:
@@ -58,7 +58,7 @@ def drop(status, ctype):
 def agent_connected():
     """AgentConnected as virt-handler sets it (probe time, no reason)."""
     return {'type': 'AgentConnected', 'status': 'True',
-            'lastProbeTime': sim_store.now_iso(), 'lastTransitionTime': None}
+            'lastProbeTime': storage.now_iso(), 'lastTransitionTime': None}
 
 
 def paused():

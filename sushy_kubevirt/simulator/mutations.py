@@ -12,21 +12,31 @@
 
 """Writes: create, update, patch, delete and deletecollection.
 
-Each validates the request like kube-apiserver, runs admission (secrets'
-``stringData`` folding, then ``sim.admission`` functions) on main-resource
-writes, and commits through the store.
+Each validates the request like kube-apiserver, runs mutating admission
+(secrets' ``stringData`` folding, then ``sim.admission`` functions) on
+main-resource writes, and commits through the store, which prunes and
+validates types that have a schema, then runs the validating
+``sim.validation`` hooks. ``fieldValidation`` decides what pruned unknown
+fields do: ``Strict`` rejects the write (400 for create and update, 422
+``patch: Invalid value`` for JSON and merge patches), ``Warn`` (the
+default since Kubernetes 1.27) answers with ``Warning`` headers,
+``Ignore`` prunes silently.
 """
 
 import base64
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import encoding
-from sushy_kubevirt.simulator import patch as patching
+from sushy_kubevirt.simulator import patches
+from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import selectors
-from sushy_kubevirt.simulator import status as st
-from sushy_kubevirt.simulator import store as storemod
+from sushy_kubevirt.simulator import storage
+
+OPTIONS = {'create': 'CreateOptions', 'update': 'UpdateOptions',
+           'patch': 'PatchOptions'}
 
 
-def create(api, req, obj, headers):
+def create(api, req, obj, headers, operation='Update'):
     rt = req.rt
     _check_kind(rt, obj)
     meta = obj.setdefault('metadata', {})
@@ -35,7 +45,7 @@ def create(api, req, obj, headers):
             raise _namespace_mismatch()
         meta['namespace'] = req.namespace
     if req.namespace is None and rt.namespaced:
-        raise st.method_not_supported(rt, 'create')
+        raise apistatus.method_not_supported(rt, 'create')
     _check_namespace(api.store, req)
     if rt.status_subresource:
         obj.pop('status', None)
@@ -43,8 +53,11 @@ def create(api, req, obj, headers):
                   'deletionTimestamp', 'generation', 'managedFields'):
         meta.pop(field, None)
     obj['apiVersion'], obj['kind'] = rt.api_version, rt.kind
+    unknown = _unknown_fields(req, 'create', api.sim.field_validation)
     _admit(api, req, 'CREATE', obj, None)
-    return api.store.create(rt, obj, manager=_manager(req, headers))
+    return api.store.create(rt, obj, manager=_manager(req, headers),
+                            operation=operation, unknown=unknown,
+                            validate=_validator(api, req, 'CREATE'))
 
 
 def update(api, req, obj, headers):
@@ -52,26 +65,33 @@ def update(api, req, obj, headers):
     _check_kind(rt, obj)
     meta = obj.setdefault('metadata', {})
     if meta.get('name') != req.name:
-        raise st.bad_request(
+        raise apistatus.bad_request(
             'the name of the object (%s) does not match the name on '
             'the URL (%s)' % (meta.get('name'), req.name))
     if rt.namespaced:
         if meta.get('namespace', req.namespace) != req.namespace:
             raise _namespace_mismatch()
         meta['namespace'] = req.namespace
+    unknown = _unknown_fields(req, 'update', api.sim.field_validation)
     if not meta.get('resourceVersion'):
-        raise st.invalid(rt, req.name, [st.invalid_value(
-            'metadata.resourceVersion', '0x0',
-            'must be specified for an update')])
+        raise apistatus.resource_version_required(rt, req.name)
+    schema = api.store.schema(rt)
+    if schema is not None and (req.query.get('fieldValidation') or
+                               api.sim.field_validation) == 'Strict':
+        # Strict decoding comes before the resourceVersion check.
+        paths, _causes = schema.check(storage.clone(obj))
+        if paths:
+            unknown(paths)
 
     def build(current):
         if meta['resourceVersion'] != current['metadata']['resourceVersion']:
-            raise st.conflict(rt, req.name)
+            raise apistatus.conflict(rt, req.name)
         return obj
     return api.store.mutate(rt, req.namespace, req.name,
                             _replace_with(api, req, build),
                             subresource=req.subresource,
-                            manager=_manager(req, headers))
+                            manager=_manager(req, headers), unknown=unknown,
+                            validate=_validator(api, req, 'UPDATE'))
 
 
 def patch(api, req, body, headers):
@@ -79,29 +99,39 @@ def patch(api, req, body, headers):
     ctype = headers.get('Content-Type', '')
     manager = req.query.get('fieldManager')
     media = ctype.split(';')[0].strip()
-    if media not in patching.ACCEPTED:
-        raise st.unsupported_media_type(patching.ACCEPTED)
-    if media == patching.APPLY_PATCH and not manager:
-        patching.apply_patch({}, body, manager)  # raises: manager required
+    if media not in patches.ACCEPTED:
+        raise apistatus.unsupported_media_type(patches.ACCEPTED)
+    if media == patches.APPLY_PATCH and not manager:
+        patches.apply_patch({}, body, manager)  # raises: manager required
+    apply = media == patches.APPLY_PATCH
+    patched = []  # the patched JSON, for a Strict rejection
+    unknown = _unknown_fields(req, 'patch', api.sim.field_validation,
+                              None if apply else patched)
+    strict = (req.query.get('fieldValidation')
+              or api.sim.field_validation) == 'Strict'
 
     def build(current):
-        new = patching.apply(ctype, current, body, manager)
+        new = patches.apply(ctype, current, body, manager)
         if not isinstance(new, dict):
-            raise st.bad_request('patched object is not an object')
+            raise apistatus.bad_request('patched object is not an object')
         new.setdefault('metadata', {})['name'] = req.name
+        if strict and not apply:
+            patched[:] = [storage.clone(new)]
         return new
     try:
         return 200, api.store.mutate(
             req.rt, req.namespace, req.name, _replace_with(api, req, build),
             subresource=req.subresource,
-            manager=manager or _manager(req, headers))
-    except st.ApiError as exc:
-        if exc.code != 404 or media != patching.APPLY_PATCH or \
+            manager=manager or _manager(req, headers),
+            operation='Apply' if apply else 'Update', unknown=unknown,
+            validate=_validator(api, req, 'UPDATE'))
+    except apistatus.ApiError as exc:
+        if exc.code != 404 or media != patches.APPLY_PATCH or \
                 req.subresource or exc.details.get('name') != req.name:
             raise
-    obj = patching.apply_patch({}, body, manager)
+    obj = patches.apply_patch({}, body, manager)
     obj.setdefault('metadata', {})['name'] = req.name
-    return 201, create(api, req, obj, headers)
+    return 201, create(api, req, obj, headers, operation='Apply')
 
 
 def delete(api, req, body):
@@ -126,7 +156,7 @@ def delete_collection(api, req):
             try:
                 api.store.delete(req.rt, obj['metadata'].get('namespace'),
                                  obj['metadata']['name'])
-            except st.ApiError as exc:
+            except apistatus.ApiError as exc:
                 if exc.code != 404:
                     raise
     return _success()
@@ -143,13 +173,52 @@ def _replace_with(api, req, build):
     Admission sees the new object and the old one (main resource only).
     """
     def replace(current):
-        old = storemod.clone(current)
+        old = storage.clone(current)
         new = build(current)
         current.clear()
         current.update(new)
         if req.subresource is None:
             _admit(api, req, 'UPDATE', current, old)
     return replace
+
+
+def _validator(api, req, operation):
+    """The store's ``validate(new, old)``: validating admission, or None."""
+    hooks = api.sim.validation.get(req.rt.key)
+    if not hooks or req.subresource is not None:
+        return None
+
+    def validate(new, old):
+        for fn in hooks:
+            fn(operation, new, old, req.user)
+    return validate
+
+
+def _unknown_fields(req, verb, field_validation, patched=None):
+    """The store's ``unknown`` callback for ``fieldValidation``.
+
+    None (prune silently) for Ignore and for types without a schema;
+    raises 422 for an unsupported directive.
+    """
+    directive = req.query.get('fieldValidation') or field_validation
+    if directive not in schemas.DIRECTIVES:
+        raise apistatus.invalid(OPTIONS[verb], '', [apistatus.not_supported(
+            'fieldValidation', directive, sorted(schemas.DIRECTIVES))],
+            group='meta.k8s.io')
+    if directive == 'Ignore':
+        return lambda paths: None
+    rt = req.rt
+
+    def unknown(paths):
+        messages = schemas.strict_messages(paths)
+        if directive == 'Warn':
+            req.warnings.extend(messages)
+        elif patched is None:
+            raise apistatus.strict_decoding(rt, messages)
+        else:
+            raise apistatus.strict_patch(patched[0] if patched else {},
+                                         messages)
+    return unknown
 
 
 def _manager(req, headers):
@@ -179,14 +248,14 @@ def _check_namespace(store, req):
     except KeyError:
         return
     if store.get_ref(ns_rt, None, req.namespace) is None:
-        raise st.not_found(ns_rt, req.namespace)
+        raise apistatus.not_found(ns_rt, req.namespace)
 
 
 def _check_kind(rt, obj):
     kind, api_version = obj.get('kind'), obj.get('apiVersion')
     if (kind and kind != rt.kind) or (api_version and
                                       api_version != rt.api_version):
-        raise st.bad_request(
+        raise apistatus.bad_request(
             'the API version in the data (%s) does not match the expected '
             'API version (%s)' % (api_version, rt.api_version)
             if api_version != rt.api_version else
@@ -195,5 +264,6 @@ def _check_kind(rt, obj):
 
 
 def _namespace_mismatch():
-    return st.bad_request('the namespace of the provided object does not '
-                          'match the namespace sent on the request')
+    return apistatus.bad_request(
+        'the namespace of the provided object does not match the namespace '
+        'sent on the request')

@@ -27,12 +27,13 @@ scheduler thread. The parts:
 
 from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import cdi
-from sushy_kubevirt.simulator import clock as sim_clock
-from sushy_kubevirt.simulator.kubevirt import conditions
-from sushy_kubevirt.simulator.kubevirt import model
-from sushy_kubevirt.simulator.kubevirt import subresources
-from sushy_kubevirt.simulator.kubevirt import vm
-from sushy_kubevirt.simulator.kubevirt import vmi
+from sushy_kubevirt.simulator import clock
+from sushy_kubevirt.simulator import storage
+from sushy_kubevirt.simulator.virt import conditions
+from sushy_kubevirt.simulator.virt import model
+from sushy_kubevirt.simulator.virt import subresources
+from sushy_kubevirt.simulator.virt import vm
+from sushy_kubevirt.simulator.virt import vmi
 
 __all__ = ['ANN_GUEST_AGENT', 'DEFAULT_DELAYS', 'GROUP', 'VMI_RT', 'VM_RT',
            'condition', 'install', 'run_strategy', 'stable_mac']
@@ -45,6 +46,9 @@ condition = conditions.condition
 run_strategy = model.run_strategy
 stable_mac = model.stable_mac
 
+# Field managers, as the KubeVirt components' user agents name them.
+VIRT_API = 'virt-api'
+VIRT_CONTROLLER = 'virt-controller'
 DEFAULT_DELAYS = {'Pending': 0.0, 'Scheduling': 0.2, 'Scheduled': 0.3,
                   'Running': 0.5, 'Shutdown': None, 'AgentConnected': 0.5}
 
@@ -55,9 +59,10 @@ class KubeVirt:
     def __init__(self, sim):
         self.sim = sim
         self.store = sim.store
-        delays, self.scheduler = sim_clock.for_controller(
+        delays, self.scheduler = clock.for_controller(
             sim, DEFAULT_DELAYS, 'sim-kubevirt')
-        self.vms = vm.VMController(self.store, self.scheduler)
+        self.vms = vm.VMController(
+            storage.Manager(self.store, VIRT_CONTROLLER), self.scheduler)
         self.vmis = vmi.VMILifecycle(self.store, self.scheduler, delays,
                                      bool(sim.guest_agent))
         self._dv_users = {}     # (ns, dv name) -> {vm/vmi name}
@@ -66,7 +71,8 @@ class KubeVirt:
         self.store.register(VM_RT)
         self.store.register(VMI_RT)
         admission.register(self.sim, VM_RT)
-        subresources.Subresources(self.store, self.vmis).register(self.sim)
+        subresources.Subresources(storage.Manager(self.store, VIRT_API),
+                                  self.vmis).register(self.sim)
         self.store.subscribe(self.on_event)
         self.scheduler.start()
         return self

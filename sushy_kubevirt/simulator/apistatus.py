@@ -118,11 +118,39 @@ def invalid(kind, name, causes, group=None):
     qualified = '%s.%s' % (kind, group) if group else kind
     errors = ['%s: %s' % (c['field'], c['message']) if c.get('field')
               else c['message'] for c in causes]
+    errors = list(dict.fromkeys(errors))  # field.ErrorList.ToAggregate
     text = errors[0] if len(errors) == 1 else '[%s]' % ', '.join(errors)
     return ApiError(422, 'Invalid', '%s "%s" is invalid: %s'
                     % (qualified, name, text),
                     {'name': name, 'group': group, 'kind': kind},
                     causes=causes)
+
+
+def resource_version_required(rt, name):
+    """422 for a PUT without metadata.resourceVersion.
+
+    The registry store builds this GroupKind from the resource, not the
+    kind: ``virtualmachines.kubevirt.io "x" is invalid: ...``.
+    """
+    return invalid(rt.plural, name, [invalid_value(
+        'metadata.resourceVersion', '0x0',
+        'must be specified for an update')], group=rt.group)
+
+
+def strict_decoding(rt, messages):
+    """400 for unknown fields in a create or update with Strict."""
+    return bad_request('%s in version "%s" cannot be handled as a %s: '
+                       'strict decoding error: %s'
+                       % (rt.kind, rt.version, rt.kind,
+                          ', '.join(messages)))
+
+
+def strict_patch(patched_json, messages):
+    """422 for unknown fields in a JSON or merge patch with Strict."""
+    compact = json.dumps(patched_json, separators=(',', ':'))
+    return invalid('', '', [invalid_value(
+        'patch', json.dumps(compact),
+        'strict decoding error: ' + ', '.join(messages))])
 
 
 def patch_not_applied():

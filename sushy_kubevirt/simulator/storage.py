@@ -12,6 +12,12 @@
 
 """Object store: one global resourceVersion, bounded history, watchers.
 
+Types with a structural schema (``set_schema``) are pruned, defaulted and
+validated on every write, from the API or from a controller, before the
+commit; a controller's write of an unknown field is logged (it is a
+simulator bug). Each write records its field manager in managedFields;
+controllers write through a ``Manager``, which names theirs.
+
 Stored objects are never mutated in place: every write stores a new dict,
 so history events and watchers can share references without copying.
 Callers outside this module get copies (``get``, ``list``) or read-only
@@ -21,11 +27,14 @@ references (``snapshot``, watch events).
 import collections
 import dataclasses
 import datetime
+import logging
 import threading
 import time
 import uuid
 
-from sushy_kubevirt.simulator import status as st
+from sushy_kubevirt.simulator import apistatus
+
+LOG = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -183,7 +192,7 @@ class Watcher:
                 if (self.too_large_deadline is not None and
                         self.min_rv > self._store._rv):
                     if now >= self.too_large_deadline:
-                        self.error = st.too_large_resource_version(
+                        self.error = apistatus.too_large_resource_version(
                             self.min_rv, self._store._rv).to_status()
                         continue
                     wait_until = min(deadline, self.too_large_deadline)
@@ -212,6 +221,7 @@ class Store:
         self.history_size = history_size
         self.watch_backlog_limit = watch_backlog_limit
         self._types = {}
+        self._schemas = {}
         self._objects = {}
         self._watchers = set()
         self._subscribers = []
@@ -256,7 +266,7 @@ class Store:
     def get(self, rt, namespace, name):
         obj = self.try_get(rt, namespace, name)
         if obj is None:
-            raise st.not_found(rt, name)
+            raise apistatus.not_found(rt, name)
         return obj
 
     def get_ref(self, rt, namespace, name):
@@ -279,11 +289,12 @@ class Store:
             rv = self._rv
             if resource_version is not None and resource_version != rv:
                 if resource_version < self._compacted_rv:
-                    raise st.gone('The resourceVersion for the provided '
-                                  'list is too old.')
+                    raise apistatus.gone(
+                        'The resourceVersion for the provided list is too '
+                        'old.')
                 if resource_version > rv:
-                    raise st.too_large_resource_version(resource_version,
-                                                        rv)
+                    raise apistatus.too_large_resource_version(
+                        resource_version, rv)
                 objs = self._rewind(rt, dict(objs), resource_version)
                 rv = resource_version
             keys = sorted(k for k in objs
@@ -315,27 +326,43 @@ class Store:
     def _key(rt, namespace, name):
         return ((namespace or '') if rt.namespaced else '', name)
 
-    def create(self, rt, obj, *, manager=None):
-        """Persist a new object; 409 AlreadyExists."""
+    def set_schema(self, rt, schema):
+        """Prune and validate writes of ``rt`` against ``schema``."""
+        with self._cond:
+            self._schemas[rt.key] = schema
+
+    def schema(self, rt):
+        return self._schemas.get(rt.key)
+
+    def create(self, rt, obj, *, manager=None, operation='Update',
+               unknown=None, validate=None):
+        """Persist a new object; 409 AlreadyExists, 422 Invalid.
+
+        ``unknown(paths)`` hears of pruned unknown fields (and may raise);
+        ``validate(new, old)`` runs after the schema check (may raise).
+        """
         new = clone(obj)
         meta = new.setdefault('metadata', {})
         if not meta.get('name') and meta.get('generateName'):
             meta['name'] = meta['generateName'] + uuid.uuid4().hex[:5]
         if not meta.get('name'):
-            raise st.invalid(rt, '', [st.field_cause(
+            raise apistatus.invalid(rt, '', [apistatus.field_cause(
                 'metadata.name', 'FieldValueRequired',
                 'Required value: name or generateName is required')])
         if not rt.namespaced:
             meta.pop('namespace', None)
         elif not meta.get('namespace'):
-            raise st.bad_request('the server could not find the requested '
-                                 'resource')
+            raise apistatus.bad_request(
+                'the server could not find the requested resource')
         new['apiVersion'] = rt.api_version
         new['kind'] = rt.kind
+        self._check_schema(rt, new, unknown)
+        if validate is not None:
+            validate(new, None)
         with self._cond:
             key = self._key(rt, meta.get('namespace'), meta['name'])
             if key in self._objects[rt.key]:
-                raise st.already_exists(rt, meta['name'])
+                raise apistatus.already_exists(rt, meta['name'])
             meta['uid'] = str(uuid.uuid4())
             meta['creationTimestamp'] = now_iso()
             meta['generation'] = 1
@@ -343,31 +370,32 @@ class Store:
                           'resourceVersion'):
                 meta.pop(stale, None)
             if manager or not meta.get('managedFields'):
-                set_managed_fields(new, manager or 'sushy-kubevirt-sim')
+                set_managed_fields(new, manager or 'sushy-kubevirt-sim',
+                                   operation)
             self._commit('ADDED', rt, key, new, None)
         self._dispatch()
         return clone(new)
 
-    def update(self, rt, obj, *, subresource=None, manager=None):
+    def update(self, rt, obj, *, subresource=None, manager=None,
+               unknown=None, validate=None):
         """PUT semantics: 422 without RV, 409 on a stale RV."""
         meta = obj.get('metadata') or {}
         name = meta.get('name', '')
         if not meta.get('resourceVersion'):
-            raise st.invalid(rt, name, [st.invalid_value(
-                'metadata.resourceVersion', '0x0',
-                'must be specified for an update')])
+            raise apistatus.resource_version_required(rt, name)
         with self._cond:
             current = self._require(rt, meta.get('namespace'), name)
             if meta['resourceVersion'] != \
                     current['metadata']['resourceVersion']:
-                raise st.conflict(rt, name)
+                raise apistatus.conflict(rt, name)
             result = self._persist(rt, current, clone(obj), subresource,
-                                   manager)
+                                   manager, 'Update', unknown, validate)
         self._dispatch()
         return clone(result)
 
     def mutate(self, rt, namespace, name, fn, *, subresource=None,
-               manager=None):
+               manager=None, operation='Update', unknown=None,
+               validate=None):
         """Apply ``fn(copy)`` to the current object atomically and persist.
 
         If ``fn`` sets a different ``metadata.resourceVersion`` the write
@@ -379,8 +407,9 @@ class Store:
             fn(new)
             rv = (new.get('metadata') or {}).get('resourceVersion')
             if rv and rv != current['metadata']['resourceVersion']:
-                raise st.conflict(rt, name)
-            result = self._persist(rt, current, new, subresource, manager)
+                raise apistatus.conflict(rt, name)
+            result = self._persist(rt, current, new, subresource, manager,
+                                   operation, unknown, validate)
         self._dispatch()
         return clone(result)
 
@@ -393,11 +422,11 @@ class Store:
             current = self._require(rt, namespace, name)
             cmeta = current['metadata']
             if uid and uid != cmeta['uid']:
-                raise st.conflict(rt, name, _precondition('UID', uid,
-                                                          cmeta['uid']))
+                raise apistatus.conflict(rt, name, _precondition('UID', uid,
+                                                                 cmeta['uid']))
             if resource_version and \
                     resource_version != cmeta['resourceVersion']:
-                raise st.conflict(rt, name, _precondition(
+                raise apistatus.conflict(rt, name, _precondition(
                     'ResourceVersion', resource_version,
                     cmeta['resourceVersion']))
             key = self._key(rt, namespace, name)
@@ -440,7 +469,7 @@ class Store:
                 rv = int(resource_version)
                 watcher = Watcher(self, rt, namespace, rv)
                 if rv < self._compacted_rv:
-                    watcher.error = st.gone(
+                    watcher.error = apistatus.gone(
                         'too old resource version: %d (%d)'
                         % (rv, self._compacted_rv)).to_status()
                     return watcher
@@ -466,10 +495,26 @@ class Store:
     def _require(self, rt, namespace, name):
         obj = self._objects[rt.key].get(self._key(rt, namespace, name))
         if obj is None:
-            raise st.not_found(rt, name)
+            raise apistatus.not_found(rt, name)
         return obj
 
-    def _persist(self, rt, current, new, subresource, manager):
+    def _check_schema(self, rt, new, unknown):
+        schema = self._schemas.get(rt.key)
+        if schema is None:
+            return
+        paths, causes = schema.check(new)
+        if paths:
+            if unknown is None:
+                LOG.warning('pruned unknown fields of %s %s: %s', rt.kind,
+                            new['metadata'].get('name'), ', '.join(paths))
+            else:
+                unknown(paths)
+        if causes:
+            raise apistatus.invalid(rt, new['metadata'].get('name', ''),
+                                    causes)
+
+    def _persist(self, rt, current, new, subresource, manager,
+                 operation='Update', unknown=None, validate=None):
         cmeta = current['metadata']
         if subresource == 'status':
             new = dict(current, status=new.get('status'))
@@ -491,12 +536,16 @@ class Store:
                 new.pop('status', None)
                 if 'status' in current:
                     new['status'] = current['status']
-            if _without(new, 'metadata') != _without(current, 'metadata'):
-                meta['generation'] = cmeta.get('generation', 1) + 1
+        self._check_schema(rt, new, unknown)
+        if validate is not None:
+            validate(new, current)
+        if subresource != 'status' and _without(new, 'metadata') != \
+                _without(current, 'metadata'):
+            new['metadata']['generation'] = cmeta.get('generation', 1) + 1
         if _comparable(new) == _comparable(current):
             return current
         if manager:
-            set_managed_fields(new, manager, subresource=subresource)
+            set_managed_fields(new, manager, operation, subresource)
         meta = new['metadata']
         key = self._key(rt, meta.get('namespace'), meta['name'])
         if meta.get('deletionTimestamp') and not meta.get('finalizers'):
@@ -551,3 +600,24 @@ def _precondition(what, want, have):
     return ('the %s in the precondition (%s) does not match the %s in '
             'record (%s). The object might have been modified'
             % (what, want, what, have))
+
+
+class Manager:
+    """The store as one field manager (a controller) writes to it."""
+
+    def __init__(self, store, name):
+        self.store = store
+        self.name = name
+
+    def create(self, rt, obj, **kwargs):
+        return self.store.create(rt, obj, manager=self.name, **kwargs)
+
+    def update(self, rt, obj, **kwargs):
+        return self.store.update(rt, obj, manager=self.name, **kwargs)
+
+    def mutate(self, rt, namespace, name, fn, **kwargs):
+        return self.store.mutate(rt, namespace, name, fn, manager=self.name,
+                                 **kwargs)
+
+    def __getattr__(self, attr):
+        return getattr(self.store, attr)

@@ -15,16 +15,19 @@
 import hashlib
 import json
 
-from sushy_kubevirt.simulator import store as sim_store
+from sushy_kubevirt.simulator import storage
 
 GROUP = 'kubevirt.io'
 VERSION = 'v1'
 SUBRESOURCES = 'subresources.kubevirt.io/v1'
-VM_RT = sim_store.ResourceType(GROUP, VERSION, 'virtualmachines',
-                               'VirtualMachine', short_names=('vm', 'vms'))
-VMI_RT = sim_store.ResourceType(GROUP, VERSION, 'virtualmachineinstances',
-                                'VirtualMachineInstance',
-                                short_names=('vmi', 'vmis'))
+VM_RT = storage.ResourceType(GROUP, VERSION, 'virtualmachines',
+                             'VirtualMachine', short_names=('vm', 'vms'))
+# KubeVirt's VMI CRD has no status subresource (the VM's has): virt-handler
+# and virt-controller update the whole VMI.
+VMI_RT = storage.ResourceType(GROUP, VERSION, 'virtualmachineinstances',
+                              'VirtualMachineInstance',
+                              status_subresource=False,
+                              short_names=('vmi', 'vmis'))
 ANN_GENERATION = 'kubevirt.io/vm-generation'
 ANN_TEMPLATE_HASH = 'simulator.sushy-kubevirt.io/template-hash'
 ANN_GUEST_AGENT = 'simulator.sushy-kubevirt.io/guest-agent'

@@ -18,13 +18,15 @@ over its grace period once deleted, and its guest agent connects a stage
 delay after the guest boots. Times are simulated (``clock.Clock``).
 """
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import cdi
-from sushy_kubevirt.simulator.kubevirt import conditions
-from sushy_kubevirt.simulator.kubevirt import model as m
-from sushy_kubevirt.simulator import status as sim_status
-from sushy_kubevirt.simulator import store as sim_store
+from sushy_kubevirt.simulator import storage
+from sushy_kubevirt.simulator.virt import conditions
+from sushy_kubevirt.simulator.virt import model
 
 DEFAULT_GRACE = 30
+# virt-controller schedules a VMI; virt-handler (on the node) runs it.
+CONTROLLER_PHASES = ('Pending', 'Scheduling', 'Scheduled')
 NEXT_PHASE = {'': 'Pending', 'Pending': 'Scheduling',
               'Scheduling': 'Scheduled', 'Scheduled': 'Running'}
 NODE = 'sim-node-0'
@@ -59,14 +61,14 @@ class VMILifecycle:
             timers.pop(uid, None)
 
     def sync(self, ns, name):
-        vmi = self.store.try_get(m.VMI_RT, ns, name)
+        vmi = self.store.try_get(model.VMI_RT, ns, name)
         if vmi is None:
             return
         uid = vmi['metadata']['uid']
-        if m.deleting(vmi):
+        if model.deleting(vmi):
             self.shut_down(vmi)
             return
-        phase = m.phase_of(vmi)
+        phase = model.phase_of(vmi)
         if phase == 'Running':
             self.sync_agent(vmi)
             return
@@ -89,7 +91,7 @@ class VMILifecycle:
     def has_agent(self, vmi):
         """The VMI's guest runs an agent: annotation, else the default."""
         value = (vmi['metadata'].get('annotations') or {}).get(
-            m.ANN_GUEST_AGENT)
+            model.ANN_GUEST_AGENT)
         if value is None:
             return self.guest_agent
         return value.strip().lower() == 'true'
@@ -128,8 +130,8 @@ class VMILifecycle:
 
     def volumes_ready(self, vmi):
         ns = vmi['metadata']['namespace']
-        waiting = [dv for dv in m.dv_names(vmi['spec'])
-                   if m.phase_of(self.store.try_get(cdi.DV_RT, ns, dv))
+        waiting = [dv for dv in model.dv_names(vmi['spec'])
+                   if model.phase_of(self.store.try_get(cdi.DV_RT, ns, dv))
                    != 'Succeeded']
         if waiting:
             cond = conditions.make('DataVolumesReady', 'False',
@@ -146,12 +148,12 @@ class VMILifecycle:
         """Finish a deleted VMI after its (simulated) grace period."""
         uid = vmi['metadata']['uid']
         ns, name = vmi['metadata']['namespace'], vmi['metadata']['name']
-        if not m.is_final(vmi):
+        if not model.is_final(vmi):
             grace = vmi['spec'].get('terminationGracePeriodSeconds')
             grace = DEFAULT_GRACE if grace is None else grace
             if self.delays.get('Shutdown') is not None:
                 grace = min(grace, self.delays['Shutdown'])
-            if m.phase_of(vmi) not in ('Scheduled', 'Running'):
+            if model.phase_of(vmi) not in ('Scheduled', 'Running'):
                 grace = 0
             began = self._shutdown.setdefault(uid, self.clock.now())
             remaining = began + grace - self.clock.now()
@@ -163,32 +165,35 @@ class VMILifecycle:
             'finalizers', []))
 
     def enter(self, vmi, phase):
-        self.set_status(vmi, lambda status: enter_phase(vmi, status, phase))
+        manager = ('virt-controller' if phase in CONTROLLER_PHASES
+                   else 'virt-handler')
+        self.set_status(vmi, lambda status: enter_phase(vmi, status, phase),
+                        manager)
 
-    def set_status(self, vmi, fn):
+    def set_status(self, vmi, fn, manager='virt-handler'):
         """``fn(status)`` on this very VMI (same uid), if it still exists."""
         self.mutate(vmi, lambda o: fn(o.setdefault('status', {})),
-                    'status')
+                    manager=manager)
 
-    def mutate(self, vmi, fn, subresource=None):
+    def mutate(self, vmi, fn, subresource=None, manager='virt-handler'):
         uid = vmi['metadata']['uid']
 
         def change(obj):
             if obj['metadata']['uid'] == uid:
                 fn(obj)
-        with sim_status.ignoring(404):
-            self.store.mutate(m.VMI_RT, vmi['metadata']['namespace'],
+        with apistatus.ignoring(404):
+            self.store.mutate(model.VMI_RT, vmi['metadata']['namespace'],
                               vmi['metadata']['name'], change,
-                              subresource=subresource)
+                              subresource=subresource, manager=manager)
 
 
 def enter_phase(vmi, status, phase):
     """Write what virt-controller/virt-handler report on entering phase."""
-    if status.get('phase') in m.FINAL:
+    if status.get('phase') in model.FINAL:
         return
     status['phase'] = phase
     status.setdefault('phaseTransitionTimestamps', []).append(
-        {'phase': phase, 'phaseTransitionTimestamp': sim_store.now_iso()})
+        {'phase': phase, 'phaseTransitionTimestamp': storage.now_iso()})
     if phase == 'Pending':
         status.setdefault('guestOSInfo', {})
         status['qosClass'] = 'Burstable'
@@ -199,7 +204,7 @@ def enter_phase(vmi, status, phase):
         conditions.put(status, conditions.make('Ready', 'True'))
         if vmi['spec'].get('startStrategy') == 'Paused':
             conditions.put(status, conditions.paused())
-    elif phase in m.FINAL:
+    elif phase in model.FINAL:
         conditions.put(status, conditions.make('Ready', 'False',
                                                'PodTerminating'))
         conditions.drop(status, 'Paused')
@@ -213,10 +218,10 @@ def interfaces_status(vmi):
             vmi['spec'].get('domain', {}).get('devices', {})
             .get('interfaces') or ()):
         name = iface.get('name', 'default')
-        ip = m.stable_ip(meta['namespace'], meta['name'], name)
+        ip = model.stable_ip(meta['namespace'], meta['name'], name)
         result.append({
             'name': name, 'interfaceName': 'eth%d' % idx,
-            'mac': iface.get('macAddress') or m.stable_mac(
+            'mac': iface.get('macAddress') or model.stable_mac(
                 meta['namespace'], meta['name'], name),
             'ipAddress': ip, 'ipAddresses': [ip], 'queueCount': 1,
             'infoSource': 'domain, guest-agent'})

@@ -19,9 +19,9 @@ VM controller and answer 202; VMI actions change the VMI at once.
 
 import copy
 
-from sushy_kubevirt.simulator.kubevirt import conditions
-from sushy_kubevirt.simulator.kubevirt import model as m
-from sushy_kubevirt.simulator import status as sim_status
+from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator.virt import conditions
+from sushy_kubevirt.simulator.virt import model
 
 ACCEPTED = (202, None)
 VM = 'virtualmachine'
@@ -37,10 +37,10 @@ class Subresources:
 
     def register(self, sim):
         for action in ('start', 'stop', 'restart'):
-            sim.register_subresource(m.SUBRESOURCES, 'virtualmachines',
+            sim.register_subresource(model.SUBRESOURCES, 'virtualmachines',
                                      action, getattr(self, 'vm_' + action))
         for action in ('pause', 'unpause', 'softreboot'):
-            sim.register_subresource(m.SUBRESOURCES,
+            sim.register_subresource(model.SUBRESOURCES,
                                      'virtualmachineinstances', action,
                                      getattr(self, 'vmi_' + action))
 
@@ -48,28 +48,28 @@ class Subresources:
 
     def vm_start(self, ns, name, body, user):
         body, dry = _options(body)
-        vm = self._get(m.VM_RT, VM, ns, name)
-        vmi = self.store.try_get(m.VMI_RT, ns, name)
-        if vmi is not None and m.phase_of(vmi) not in m.FINAL + ('Unknown',
-                                                                 ''):
+        vm = self._get(model.VM_RT, VM, ns, name)
+        vmi = self.store.try_get(model.VMI_RT, ns, name)
+        if vmi is not None and model.phase_of(vmi) not in (
+                model.FINAL + ('Unknown', '')):
             raise conflict(VM, name, 'VM is already running')
         paused = bool(body.get('paused'))
         start = {'action': 'Start'}
         if paused:
             start['data'] = {'paused': 'true'}
-        strategy = m.run_strategy(vm)
+        strategy = model.run_strategy(vm)
         if strategy == 'Halted':
             if paused:
                 self._request(vm, [start], dry)
             elif not dry:
-                self.store.mutate(m.VM_RT, ns, name, m.set_running)
+                self.store.mutate(model.VM_RT, ns, name, model.set_running)
         elif strategy in ('RerunOnFailure', 'Manual'):
-            phase = m.phase_of(vmi) if vmi else None
+            phase = model.phase_of(vmi) if vmi else None
             if strategy == 'RerunOnFailure' and phase == 'Failed':
                 raise conflict(VM, name, 'RerunOnFailure does not support '
                                'starting VM from failed state')
             if (strategy == 'RerunOnFailure' and phase == 'Succeeded') or (
-                    strategy == 'Manual' and phase in m.FINAL):
+                    strategy == 'Manual' and phase in model.FINAL):
                 changes = [_stop(vmi), start]
             else:
                 changes = [start]
@@ -82,10 +82,10 @@ class Subresources:
     def vm_stop(self, ns, name, body, user):
         body, dry = _options(body, ints=('gracePeriod',))
         grace = body.get('gracePeriod')
-        vm = self._get(m.VM_RT, VM, ns, name)
-        strategy = m.run_strategy(vm)
-        vmi = self.store.try_get(m.VMI_RT, ns, name)
-        live = vmi is not None and not m.is_final(vmi)
+        vm = self._get(model.VM_RT, VM, ns, name)
+        strategy = model.run_strategy(vm)
+        vmi = self.store.try_get(model.VMI_RT, ns, name)
+        live = vmi is not None and not model.is_final(vmi)
         old_grace = (vmi or {}).get('spec', {}).get(
             'terminationGracePeriodSeconds')
         if live and grace is not None and not dry:
@@ -100,29 +100,29 @@ class Subresources:
                                'requests with a shorter graceperiod')
             self._request(vm, [_stop(vmi)], dry)
         elif not dry:
-            self.store.mutate(m.VM_RT, ns, name, m.set_halted)
+            self.store.mutate(model.VM_RT, ns, name, model.set_halted)
         return ACCEPTED
 
     def vm_restart(self, ns, name, body, user):
         body, dry = _options(body, ints=('gracePeriodSeconds',))
         grace = body.get('gracePeriodSeconds')
         if grace is not None and grace > 0:
-            raise sim_status.bad_request('For force restart, only '
-                                         'gracePeriod=0 is supported for now')
+            raise apistatus.bad_request('For force restart, only '
+                                        'gracePeriod=0 is supported for now')
         if grace is not None and grace < 0:
-            raise sim_status.bad_request('gracePeriod has to be greater or '
-                                         'equal to 0')
-        vm = self._get(m.VM_RT, VM, ns, name)
-        strategy = m.run_strategy(vm)
+            raise apistatus.bad_request('gracePeriod has to be greater or '
+                                        'equal to 0')
+        vm = self._get(model.VM_RT, VM, ns, name)
+        strategy = model.run_strategy(vm)
         if strategy in ('Halted', 'Once'):
             raise conflict(VM, name, 'RunStategy %s does not support manual '
                            'restart requests' % strategy)
-        vmi = self.store.try_get(m.VMI_RT, ns, name)
+        vmi = self.store.try_get(model.VMI_RT, ns, name)
         if vmi is None:
             raise conflict(VM, name, 'VM is not running: Halted')
         self._request(vm, [_stop(vmi), {'action': 'Start'}], dry)
-        if grace == 0 and not dry and m.phase_of(vmi) in ('Scheduled',
-                                                          'Running'):
+        if grace == 0 and not dry and model.phase_of(vmi) in ('Scheduled',
+                                                              'Running'):
             # virt-api deletes the virt-launcher pod: the VMI fails at once.
             self.vmis.enter(vmi, 'Failed')
         return ACCEPTED
@@ -134,14 +134,14 @@ class Subresources:
         def change(obj):
             status = obj.setdefault('status', {})
             if status.get('stateChangeRequests') and not only_stop:
-                raise sim_status.internal('unable to complete request: '
-                                          'stop/start already underway')
+                raise apistatus.internal('unable to complete request: '
+                                         'stop/start already underway')
             status['stateChangeRequests'] = changes
             status.pop('startFailure', None)
         if dry:
             change(copy.deepcopy(vm))
             return
-        self.store.mutate(m.VM_RT, vm['metadata']['namespace'],
+        self.store.mutate(model.VM_RT, vm['metadata']['namespace'],
                           vm['metadata']['name'], change,
                           subresource='status')
 
@@ -151,10 +151,10 @@ class Subresources:
         _body, dry = _options(body)
         vmi = self._running_vmi(ns, name)
         if vmi['spec'].get('livenessProbe') is not None:
-            raise sim_status.ApiError(
+            raise apistatus.ApiError(
                 403, 'Forbidden', '%s.%s "%s" is forbidden: Pausing VMIs '
                 'with LivenessProbe is currently not supported'
-                % (VMI, m.GROUP, name), details=_details(VMI, name))
+                % (VMI, model.GROUP, name), details=_details(VMI, name))
         if conditions.condition(vmi, 'Paused') is not None:
             raise conflict(VMI, name, 'VMI is already paused')
         if not dry:
@@ -163,8 +163,8 @@ class Subresources:
 
     def vmi_unpause(self, ns, name, body, user):
         _body, dry = _options(body)
-        vmi = self._get(m.VMI_RT, VMI, ns, name)
-        if (m.phase_of(vmi) != 'Running'
+        vmi = self._get(model.VMI_RT, VMI, ns, name)
+        if (model.phase_of(vmi) != 'Running'
                 or conditions.condition(vmi, 'Paused') is None):
             raise conflict(VMI, name, 'VMI is not paused')
         if not dry:
@@ -189,30 +189,31 @@ class Subresources:
             self.vmis.reboot_guest(vmi)
 
     def _running_vmi(self, ns, name):
-        vmi = self._get(m.VMI_RT, VMI, ns, name)
-        if m.phase_of(vmi) != 'Running':
+        vmi = self._get(model.VMI_RT, VMI, ns, name)
+        if model.phase_of(vmi) != 'Running':
             raise conflict(VMI, name, 'VM is not running')
         return vmi
 
     def _get(self, rt, resource, ns, name):
         obj = self.store.try_get(rt, ns, name)
         if obj is None:
-            raise sim_status.ApiError(
+            raise apistatus.ApiError(
                 404, 'NotFound', '%s.%s "%s" not found'
-                % (resource, m.GROUP, name), details=_details(resource, name))
+                % (resource, model.GROUP, name),
+                details=_details(resource, name))
         return obj
 
 
 def conflict(resource, name, message):
     """virt-api's 409 (singular resource: ``virtualmachine.kubevirt.io``)."""
-    return sim_status.ApiError(
+    return apistatus.ApiError(
         409, 'Conflict', 'Operation cannot be fulfilled on %s.%s "%s": %s'
-        % (resource, m.GROUP, name, message),
+        % (resource, model.GROUP, name, message),
         details=_details(resource, name))
 
 
 def _details(resource, name):
-    return {'name': name, 'group': m.GROUP, 'kind': resource}
+    return {'name': name, 'group': model.GROUP, 'kind': resource}
 
 
 def _stop(vmi):
@@ -223,13 +224,13 @@ def _options(body, ints=()):
     """``(body, dry_run)``; 400 for a non-object or a non-integer field."""
     body = body or {}
     if not isinstance(body, dict):
-        raise sim_status.bad_request('Can not unmarshal Request body to '
-                                     'struct, error: expected an object')
+        raise apistatus.bad_request('Can not unmarshal Request body to '
+                                    'struct, error: expected an object')
     for key in ints:
         value = body.get(key)
         if value is not None and (not isinstance(value, int)
                                   or isinstance(value, bool)):
-            raise sim_status.bad_request(
+            raise apistatus.bad_request(
                 'Can not unmarshal Request body to struct, error: '
                 'json: cannot unmarshal %s into Go struct field .%s of '
                 'type int64' % (type(value).__name__, key))

@@ -17,8 +17,8 @@ once acted on), created/ready, conditions copied from the VMI,
 RestartRequired, generations and ``printableStatus``.
 """
 
-from sushy_kubevirt.simulator.kubevirt import conditions
-from sushy_kubevirt.simulator.kubevirt import model as m
+from sushy_kubevirt.simulator.virt import conditions
+from sushy_kubevirt.simulator.virt import model
 
 RESTART_REQUIRED = ('a non-live-updatable field was changed in the '
                     'template spec')
@@ -36,10 +36,10 @@ def compute_status(vm, vmi, dvs):
     else:
         status.pop('stateChangeRequests', None)
     status['created'] = vmi is not None
-    status['ready'] = bool(vmi and not m.is_final(vmi)
+    status['ready'] = bool(vmi and not model.is_final(vmi)
                            and conditions.has_true(vmi, 'Ready'))
     if status.get('runStrategy') or vmi is not None:
-        status['runStrategy'] = m.run_strategy(vm)
+        status['runStrategy'] = model.run_strategy(vm)
     if vmi is None:
         conditions.put(status, conditions.vmi_not_exists())
         status['conditions'] = [c for c in status['conditions']
@@ -65,30 +65,30 @@ def _sync_with_vmi(vm, vmi, status):
     status['conditions'] = [c for c in status['conditions']
                             if c['type'] in names]
     annotations = vmi['metadata'].get('annotations') or {}
-    if not m.is_final(vmi) and not m.deleting(vmi):
-        if annotations.get(m.ANN_TEMPLATE_HASH) != m.template_hash(vm):
+    if not model.is_final(vmi) and not model.deleting(vmi):
+        if annotations.get(model.ANN_TEMPLATE_HASH) != model.template_hash(vm):
             conditions.put(status, conditions.make(
                 'RestartRequired', 'True', message=RESTART_REQUIRED))
         else:
             conditions.drop(status, 'RestartRequired')
-    if annotations.get(m.ANN_GENERATION):
-        status['observedGeneration'] = int(annotations[m.ANN_GENERATION])
+    if annotations.get(model.ANN_GENERATION):
+        status['observedGeneration'] = int(annotations[model.ANN_GENERATION])
     status['desiredGeneration'] = vm['metadata'].get('generation', 1)
 
 
 def printable_status(vm, vmi, dvs):
     """virt-controller's setPrintableStatus precedence (modelled part)."""
-    live = vmi is not None and not m.is_final(vmi)
-    if m.deleting(vm):
+    live = vmi is not None and not model.is_final(vmi)
+    if model.deleting(vm):
         return 'Terminating'
-    if live and m.deleting(vmi):
+    if live and model.deleting(vmi):
         return 'Stopping'
-    if m.phase_of(vmi) == 'Running':
+    if model.phase_of(vmi) == 'Running':
         return 'Paused' if conditions.has_true(vmi, 'Paused') else 'Running'
-    phases = [m.phase_of(dv) for dv in dvs.values() if dv is not None]
+    phases = [model.phase_of(dv) for dv in dvs.values() if dv is not None]
     if 'Failed' in phases:
         return 'DataVolumeError'
-    if any(p not in m.DV_READY for p in phases):
+    if any(p not in model.DV_READY for p in phases):
         return 'Provisioning'
     if live:
         return 'Starting'
@@ -108,5 +108,6 @@ def trim_needed(req, vmi):
         return (vmi is None or not req.get('uid')
                 or req['uid'] != vmi['metadata']['uid'])
     if req.get('action') == 'Start':
-        return bool(vmi and not m.deleting(vmi) and not m.is_final(vmi))
+        return bool(vmi and not model.deleting(vmi)
+                    and not model.is_final(vmi))
     return False

@@ -19,11 +19,11 @@ status (``vmstatus.compute_status``).
 
 import copy
 
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import cdi
-from sushy_kubevirt.simulator.kubevirt import conditions
-from sushy_kubevirt.simulator.kubevirt import model as m
-from sushy_kubevirt.simulator.kubevirt import vmstatus
-from sushy_kubevirt.simulator import status as sim_status
+from sushy_kubevirt.simulator.virt import conditions
+from sushy_kubevirt.simulator.virt import model
+from sushy_kubevirt.simulator.virt import vmstatus
 
 FINALIZERS = ['kubevirt.io/virtualMachineControllerFinalize',
               'foregroundDeleteVirtualMachine']
@@ -41,17 +41,17 @@ class VMController:
                                   key=('vm', ns, name))
 
     def sync(self, ns, name):
-        vm = self.store.try_get(m.VM_RT, ns, name)
+        vm = self.store.try_get(model.VM_RT, ns, name)
         if vm is None:
             return
-        vmi = self.store.try_get(m.VMI_RT, ns, name)
-        if m.deleting(vm):
+        vmi = self.store.try_get(model.VMI_RT, ns, name)
+        if model.deleting(vm):
             if vmi is not None:
                 self.stop_vmi(vmi)
         else:
             ready = self.ensure_datavolumes(vm)
             self.sync_run_strategy(vm, vmi, ready)
-            vmi = self.store.try_get(m.VMI_RT, ns, name)
+            vmi = self.store.try_get(model.VMI_RT, ns, name)
         self.update_status(ns, name, vmi)
 
     def ensure_datavolumes(self, vm):
@@ -63,43 +63,45 @@ class VMController:
                                     template['metadata']['name'])
             if dv is None:
                 ready = False
-                with sim_status.ignoring(409):
+                with apistatus.ignoring(409):
                     self.store.create(cdi.DV_RT,
                                       cdi.dv_from_template(vm, template))
-            elif m.phase_of(dv) not in m.DV_READY:
+            elif model.phase_of(dv) not in model.DV_READY:
                 ready = False
         return ready
 
     def sync_run_strategy(self, vm, vmi, dvs_ready):
-        strategy = m.run_strategy(vm)
+        strategy = model.run_strategy(vm)
         if strategy == 'Always':
             if vmi is not None:
-                if m.has_stop_request_for(vm, vmi) or m.is_final(vmi):
+                if model.has_stop_request_for(vm, vmi) or model.is_final(vmi):
                     self.stop_vmi(vmi)
             else:
                 self.start_vmi(vm, dvs_ready)
         elif strategy == 'RerunOnFailure':
             if vmi is not None:
-                failed = m.phase_of(vmi) == 'Failed'
-                if not m.deleting(vmi) and (m.has_stop_request_for(vm, vmi)
-                                            or m.is_final(vmi)):
+                failed = model.phase_of(vmi) == 'Failed'
+                if not model.deleting(vmi) and (
+                        model.has_stop_request_for(vm, vmi)
+                        or model.is_final(vmi)):
                     self.stop_vmi(vmi)
                     if failed:
                         self.append_start_request(vm)
-            elif (m.has_start_request(vm) or (vm.get('status') or {}).get(
+            elif (model.has_start_request(vm) or (vm.get('status') or {}).get(
                     'runStrategy') != strategy):
                 self.start_vmi(vm, dvs_ready)
         elif strategy == 'Manual':
             if vmi is not None:
-                if m.has_stop_request_for(vm, vmi):
+                if model.has_stop_request_for(vm, vmi):
                     self.stop_vmi(vmi)
-            elif m.has_start_request(vm):
+            elif model.has_start_request(vm):
                 self.start_vmi(vm, dvs_ready)
         elif strategy == 'Halted':
             if vmi is None:
-                if m.has_start_request(vm):
-                    self.store.mutate(m.VM_RT, vm['metadata']['namespace'],
-                                      vm['metadata']['name'], m.set_running)
+                if model.has_start_request(vm):
+                    self.store.mutate(
+                        model.VM_RT, vm['metadata']['namespace'],
+                        vm['metadata']['name'], model.set_running)
             else:
                 self.stop_vmi(vmi)
         elif strategy == 'Once':
@@ -109,22 +111,38 @@ class VMController:
     def start_vmi(self, vm, dvs_ready):
         if not dvs_ready:
             return
-        req = m.first_request(vm) or {}
+        req = model.first_request(vm) or {}
         paused = (req.get('action') == 'Start'
                   and (req.get('data') or {}).get('paused') == 'true')
         ns, name = vm['metadata']['namespace'], vm['metadata']['name']
-        self.store.mutate(m.VM_RT, ns, name,
+        if self.changed_since(vm):
+            return
+        self.store.mutate(model.VM_RT, ns, name,
                           lambda o: conditions.drop(
                               o.setdefault('status', {}), 'RestartRequired'),
                           subresource='status')
-        with sim_status.ignoring(409):
-            self.store.create(m.VMI_RT, new_vmi(vm, paused))
+        if self.changed_since(vm):
+            return
+        with apistatus.ignoring(409):
+            self.store.create(model.VMI_RT, new_vmi(vm, paused))
+
+    def changed_since(self, vm):
+        """The VM's spec or requests changed since ``vm`` was read.
+
+        A stop accepted meanwhile must not be answered by a VMI started
+        from the stale copy; the change has queued another sync.
+        """
+        current = self.store.get_ref(model.VM_RT, vm['metadata'][
+            'namespace'], vm['metadata']['name'])
+        return current is None or model.deleting(current) or (
+            current['spec'] != vm['spec']) or (
+            model.first_request(current) != model.first_request(vm))
 
     def stop_vmi(self, vmi):
-        if m.deleting(vmi):
+        if model.deleting(vmi):
             return
-        with sim_status.ignoring(404):
-            self.store.delete(m.VMI_RT, vmi['metadata']['namespace'],
+        with apistatus.ignoring(404):
+            self.store.delete(model.VMI_RT, vmi['metadata']['namespace'],
                               vmi['metadata']['name'])
 
     def append_start_request(self, vm):
@@ -133,7 +151,7 @@ class VMController:
             status['stateChangeRequests'] = (
                 (status.get('stateChangeRequests') or [])
                 + [{'action': 'Start'}])
-        self.store.mutate(m.VM_RT, vm['metadata']['namespace'],
+        self.store.mutate(model.VM_RT, vm['metadata']['namespace'],
                           vm['metadata']['name'], change,
                           subresource='status')
 
@@ -141,12 +159,13 @@ class VMController:
         dvs = {}
 
         def change(vm):
-            for dv in m.dv_names(vm['spec'].get('template', {}).get('spec')):
+            template = vm['spec'].get('template', {})
+            for dv in model.dv_names(template.get('spec')):
                 if dv not in dvs:
                     dvs[dv] = self.store.try_get(cdi.DV_RT, ns, dv)
             vmstatus.compute_status(vm, vmi, dvs)
-        with sim_status.ignoring(404):
-            self.store.mutate(m.VM_RT, ns, name, change,
+        with apistatus.ignoring(404):
+            self.store.mutate(model.VM_RT, ns, name, change,
                               subresource='status')
 
 
@@ -163,10 +182,10 @@ def new_vmi(vm, paused=False):
     if paused:
         spec['startStrategy'] = 'Paused'
     annotations = dict(tmeta.get('annotations') or {})
-    annotations[m.ANN_GENERATION] = str(meta.get('generation', 1))
-    annotations[m.ANN_TEMPLATE_HASH] = m.template_hash(vm)
+    annotations[model.ANN_GENERATION] = str(meta.get('generation', 1))
+    annotations[model.ANN_TEMPLATE_HASH] = model.template_hash(vm)
     labels = dict(tmeta.get('labels') or {})
-    return {'apiVersion': '%s/%s' % (m.GROUP, m.VERSION),
+    return {'apiVersion': '%s/%s' % (model.GROUP, model.VERSION),
             'kind': 'VirtualMachineInstance',
             'metadata': {'name': meta['name'], 'namespace': meta['namespace'],
                          'labels': labels, 'annotations': annotations,

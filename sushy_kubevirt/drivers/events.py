@@ -1,0 +1,343 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The EventService of one process: events from the watch cache, one sender.
+
+Every process (gunicorn worker, replica) computes the events from its own
+watch cache (:mod:`sushy_kubevirt.kubevirt.changes` between the facts of
+a VM before and after each change) and keeps the last ``buffer_size`` of
+them. Each event's key is ``(resourceVersion, n)``: the resourceVersion of
+the object change that caused it and its rank among that change's events,
+so every process gives the same event the same ``EventId``.
+
+Only the holder of the Lease ``sushy-kubevirt-events`` sends. With every
+renewal it writes, per subscription, the key of the last event delivered
+(or given up); a new leader sends the buffered events after those keys,
+and every later one. See ``doc/source/eventservice.rst`` for the exact
+guarantee.
+"""
+
+import atexit
+import collections
+import datetime
+import heapq
+import itertools
+import logging
+import os
+import sys
+import threading
+import time
+
+from sushy_kubevirt.drivers import delivery
+from sushy_kubevirt.drivers import imagecheck
+from sushy_kubevirt.drivers import subscriptions
+from sushy_kubevirt.drivers import vmedia
+from sushy_kubevirt.kube import lease
+from sushy_kubevirt.kubevirt import changes
+from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import media
+from sushy_kubevirt import resourceevent
+
+LOG = logging.getLogger(__name__)
+LEASE_NAME = 'sushy-kubevirt-events'
+#: Seconds a change waits for an older change from another watch.
+ORDER_WINDOW = 0.1
+_KINDS = {'virtualmachines': 'vm', 'virtualmachineinstances': 'vmi',
+          'datavolumes': 'dv'}
+_services = {}
+_exit_hook = []
+_services_lock = threading.Lock()
+
+
+def _now():
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(
+        timespec='milliseconds').replace('+00:00', 'Z')
+
+
+def _rv(obj):
+    try:
+        return int(fields.get(obj, 'metadata', 'resourceVersion') or 0)
+    except ValueError:
+        return 0
+
+
+def _owner(dv):
+    for ref in fields.get(dv, 'metadata', 'ownerReferences', default=[]):
+        if ref.get('kind') == 'VirtualMachine':
+            return ref.get('name')
+    return None
+
+
+def shared(cluster, settings):
+    """The EventService of this process for ``cluster`` (started).
+
+    One per process: a service made for another Cluster (the settings
+    changed) is stopped, as :func:`~sushy_kubevirt.drivers.systems.
+    shared_cluster` stops that Cluster.
+    """
+    key = id(cluster)
+    with _services_lock:
+        stale = [_services.pop(k) for k in list(_services) if k != key]
+        service = _services.get(key)
+        if service is None or service.pid != os.getpid():
+            if not _exit_hook:
+                # A clean exit (gunicorn's SIGTERM) releases the Lease.
+                _exit_hook.append(atexit.register(stop_services))
+            service = _services[key] = EventService(cluster, settings)
+            service.start()
+    for old in stale:
+        if old.pid == os.getpid():
+            old.stop()
+    return service
+
+
+def stop_services():
+    with _services_lock:
+        services = list(_services.values())
+        _services.clear()
+    for service in services:
+        if service.pid == os.getpid():
+            service.stop()
+
+
+class EventService:
+    """Events of one process's watch cache, sent while it holds the Lease.
+
+    :param settings: :class:`sushy_kubevirt.config.Settings`.
+    """
+
+    def __init__(self, cluster, settings):
+        self.cluster = cluster
+        self.settings = settings.events
+        self.pid = os.getpid()
+        self.store = subscriptions.Store(cluster, self.settings.namespace)
+        self._kube_settings = settings
+        self._policy = None
+        self._facts = {}
+        #: The latest VM, VMI and DataVolume of each name, from the events.
+        self._seen = {'vm': {}, 'vmi': {}, 'dv': {}}
+        self._buffer = collections.deque(maxlen=self.settings.buffer_size)
+        self._lock = threading.RLock()
+        self._senders = {}
+        self._floors = {}
+        self._gone = collections.Counter()
+        self._synced = False
+        self._pending = []
+        self._seq = itertools.count()
+        self._ordered = threading.Condition()
+        self._stopped = threading.Event()
+        self.elector = lease.Elector(
+            cluster, self.settings.namespace, LEASE_NAME,
+            self.settings.lease_duration, self.settings.renew_period,
+            self._lead, self._checkpoint, self._refresh)
+
+    # lifecycle
+
+    def start(self):
+        threading.Thread(target=self._begin, daemon=True,
+                         name='events start').start()
+
+    def _begin(self):
+        threading.Thread(target=self._order, daemon=True,
+                         name='events order').start()
+        while not self._stopped.is_set():
+            if self.cluster.add_handler(self._on_change, timeout=5.0):
+                break
+        if not self._stopped.is_set():
+            self.elector.start()
+
+    def stop(self):
+        self._stopped.set()
+        self.elector.stop()
+        with self._lock:
+            self._stop_senders()
+
+    def policy(self):
+        if self._policy is None:
+            s = self.settings
+            self._policy = imageurl.Policy(
+                allowed=s.allowed_hosts, denied=s.denied_hosts,
+                endpoints=imagecheck.endpoints(
+                    vmedia.api_host(self._kube_settings), s.timeout))
+        return self._policy
+
+    # events from the watch cache (the dispatcher, then the order thread)
+
+    def _trays(self, vm):
+        if not self.cluster.datavolumes:
+            return {}
+        namespace = vm['metadata']['namespace']
+        return {device: self._seen['dv'].get((namespace, (
+            media.attached_datavolume(vm, device)
+            or media.datavolume_name(vm, device))))
+            for device in vmedia.DEVICES}
+
+    def _on_change(self, event_type, plural, obj):
+        """Queue a change for :meth:`_order` (on the dispatcher thread)."""
+        if self._stopped.is_set():
+            return
+        with self._ordered:
+            if event_type == 'SYNCED':
+                self._synced = True
+                return
+            heapq.heappush(self._pending, (
+                _rv(obj), next(self._seq), time.monotonic() + ORDER_WINDOW,
+                not self._synced, event_type, plural, obj))
+            self._ordered.notify()
+
+    def _order(self):
+        """Apply the queued changes in resourceVersion order.
+
+        The VM, VMI and DataVolume watches are separate streams: a change
+        waits ``ORDER_WINDOW`` seconds for an older one of another stream.
+        """
+        while not self._stopped.is_set():
+            with self._ordered:
+                if not self._pending:
+                    self._ordered.wait(1.0)
+                    continue
+                left = self._pending[0][2] - time.monotonic()
+                if left > 0:
+                    self._ordered.wait(left)
+                    continue
+                item = heapq.heappop(self._pending)
+            try:
+                self._apply(*item[3:])
+            except Exception:
+                LOG.exception('Events of a %s change lost', item[5])
+
+    def _apply(self, baseline, event_type, plural, obj):
+        """Recompute the VM's facts from the objects as the events say.
+
+        The objects come from the events, never from the cache, whose
+        store may already hold a later state than the event at hand.
+        """
+        kind = _KINDS.get(plural)
+        if kind is None:
+            return
+        meta = obj['metadata']
+        namespace = meta.get('namespace')
+        seen = self._seen[kind]
+        if event_type == 'DELETED':
+            seen.pop((namespace, meta['name']), None)
+        else:
+            seen[namespace, meta['name']] = obj
+        name = _owner(obj) if kind == 'dv' else meta['name']
+        if name is None:
+            return
+        vm = self._seen['vm'].get((namespace, name))
+        facts = None if vm is None else changes.facts(
+            vm, self._seen['vmi'].get((namespace, name)), self._trays(vm))
+        old = self._facts.get((namespace, name))
+        if facts is None:
+            self._facts.pop((namespace, name), None)
+        else:
+            self._facts[namespace, name] = facts
+        if not baseline:
+            for rank, change in enumerate(changes.events(old, facts)):
+                self._emit((_rv(obj), rank), change)
+
+    def _emit(self, key, change):
+        record = resourceevent.record(
+            change.message_id, change.args, change.origin,
+            '%d.%d' % key, _now())
+        with self._lock:
+            self._buffer.append((key, record))
+            if not self.elector.leading():
+                self._stop_senders()
+                return
+            for sender in self._senders.values():
+                if sender.sub.wants(record['MessageId'], change.origin):
+                    sender.offer(key, record)
+
+    # the leader (the elector's thread)
+
+    def _stop_senders(self):
+        for sub_id, sender in self._senders.items():
+            self._floors[sub_id] = max(self._floors.get(sub_id, (0, 0)),
+                                       sender.done)
+            for outcome, count in sender.counts.items():
+                self._gone[outcome] += count
+            sender.stop()
+        self._senders = {}
+
+    def _lead(self, checkpoint):
+        with self._lock:
+            self._stop_senders()
+            for sub_id, key in checkpoint.items():
+                if isinstance(key, list):
+                    self._floors[sub_id] = max(
+                        self._floors.get(sub_id, (0, 0)), tuple(key))
+
+    def _checkpoint(self):
+        with self._lock:
+            return {sub_id: list(sender.done)
+                    for sub_id, sender in self._senders.items()}
+
+    def _refresh(self):
+        """Start a sender for each new subscription, stop removed ones."""
+        subs = {sub.id: sub for sub in self.store.read()}
+        with self._lock:
+            if not self.elector.leading():
+                return
+            for sub_id in set(self._senders) - set(subs):
+                self._senders.pop(sub_id).stop()
+            for sub_id in set(subs) - set(self._senders):
+                sub = subs[sub_id]
+                floor = max((sub.since, sys.maxsize),
+                            self._floors.get(sub_id, (0, 0)))
+                sender = delivery.Sender(sub, self.settings, self.policy(),
+                                         self.elector.leading, floor)
+                self._senders[sub_id] = sender
+                for key, record in self._buffer:
+                    if sub.wants(record['MessageId'],
+                                 record['OriginOfCondition']['@odata.id']):
+                        sender.offer(key, record)
+
+    # requests
+
+    def test_event(self, record):
+        """Send ``record`` to every subscription that wants it, now.
+
+        Sent by the process that got the request (whether it leads or
+        not), once per subscription, in threads of its own.
+        """
+        origin = record['OriginOfCondition']['@odata.id']
+        for sub in self.store.list():  # Redfish errors for the request
+            if sub.wants(record['MessageId'], origin):
+                delivery.send_once(sub, self.settings, self.policy(), record)
+
+    def metrics_text(self):
+        with self._lock:
+            counts = collections.Counter(self._gone)
+            queued = 0
+            for sender in self._senders.values():
+                counts.update(sender.counts)
+                queued += sender.queued()
+            leading = int(self.elector.leading())
+        lines = ['# HELP sushy_kubevirt_events_total Events by outcome '
+                 '(delivered, retried, failed, dropped on a full queue).',
+                 '# TYPE sushy_kubevirt_events_total counter']
+        lines += ['sushy_kubevirt_events_total{outcome="%s"} %d'
+                  % (outcome, counts[outcome])
+                  for outcome in delivery.OUTCOMES]
+        lines += ['# HELP sushy_kubevirt_events_leader 1 while this process '
+                  '(the candidate) sends the events.',
+                  '# TYPE sushy_kubevirt_events_leader gauge',
+                  'sushy_kubevirt_events_leader{candidate="%s"} %d'
+                  % (self.elector.identity, leading),
+                  '# HELP sushy_kubevirt_events_queued Events waiting in '
+                  'the subscriber queues.',
+                  '# TYPE sushy_kubevirt_events_queued gauge',
+                  'sushy_kubevirt_events_queued %d' % queued]
+        return '\n'.join(lines) + '\n'

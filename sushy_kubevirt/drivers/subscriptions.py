@@ -1,0 +1,346 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Event subscriptions: request checks, and one Secret each.
+
+:func:`parse` checks a POST body (a 400 with a Base registry message for
+anything wrong, the Destination through the SSRF host policy);
+:class:`Store` keeps each subscription as a labelled Secret in the events
+namespace, so every worker and replica lists the same ones and a restart
+keeps them. ``HttpHeaders`` are stored in the Secret and never shown.
+"""
+
+import base64
+import dataclasses
+import json
+import re
+import time
+import typing
+import uuid
+
+from sushy_tools import error
+
+from sushy_kubevirt.drivers import errormap
+from sushy_kubevirt.drivers import imagecheck
+from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kube import resources
+from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt import messages
+from sushy_kubevirt import resourceevent
+
+LABEL = 'sushy-kubevirt.io/event-subscription'
+SELECTOR = LABEL + '=true'
+NAME_PREFIX = 'sushy-event-'
+COLLECTION = '/redfish/v1/EventService/Subscriptions'
+REGISTRY_PREFIXES = (resourceevent.PREFIX,)
+RESOURCE_TYPES = ('ComputerSystem', 'VirtualMedia')
+#: DMTF EventType values (deprecated; stored and shown, not a filter).
+EVENT_TYPES = ('StatusChange', 'ResourceUpdated', 'ResourceAdded',
+               'ResourceRemoved', 'Alert', 'MetricReport', 'Other')
+MAX_CONTEXT = 256
+_TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
+_FORBIDDEN_VALUE = re.compile(r'[\x00-\x08\x0a-\x1f\x7f]')
+_KEYS = ('Destination', 'Context', 'Protocol', 'EventFormatType',
+         'SubscriptionType', 'RegistryPrefixes', 'ResourceTypes',
+         'OriginResources', 'SubordinateResources', 'HttpHeaders',
+         'EventTypes')
+
+
+@dataclasses.dataclass(frozen=True)
+class Subscription:
+    id: str
+    destination: str
+    context: str = ''
+    registry_prefixes: typing.Tuple[str, ...] = ()
+    resource_types: typing.Tuple[str, ...] = ()
+    origin_resources: typing.Tuple[str, ...] = ()
+    subordinate_resources: bool = False
+    event_types: typing.Optional[typing.Tuple[str, ...]] = None
+    headers: typing.Tuple[typing.Tuple[str, str], ...] = ()
+    #: resourceVersion of the Secret: events of later changes are sent.
+    since: int = 0
+
+    def body(self):
+        """The EventDestination resource (HttpHeaders never shown)."""
+        result = {
+            '@odata.type': '#EventDestination.v1_9_0.EventDestination',
+            '@odata.id': '%s/%s' % (COLLECTION, self.id),
+            'Id': self.id,
+            'Name': 'Event subscription %s' % self.id,
+            'Destination': self.destination,
+            'Context': self.context,
+            'Protocol': 'Redfish',
+            'SubscriptionType': 'RedfishEvent',
+            'EventFormatType': 'Event',
+            'RegistryPrefixes': list(self.registry_prefixes),
+            'ResourceTypes': list(self.resource_types),
+            'OriginResources': [{'@odata.id': uri}
+                                for uri in self.origin_resources],
+            'SubordinateResources': self.subordinate_resources,
+            'HttpHeaders': [],
+        }
+        if self.event_types is not None:
+            result['EventTypes'] = list(self.event_types)
+        return result
+
+    def wants(self, message_id, origin):
+        """Whether an event passes this subscription's filters."""
+        if self.registry_prefixes and \
+                message_id.split('.')[0] not in self.registry_prefixes:
+            return False
+        kind = 'VirtualMedia' if '/VirtualMedia/' in origin \
+            else 'ComputerSystem'
+        if self.resource_types and kind not in self.resource_types:
+            return False
+        if self.origin_resources:
+            return any(origin == uri or (
+                self.subordinate_resources
+                and origin.startswith(uri.rstrip('/') + '/'))
+                for uri in self.origin_resources)
+        return True
+
+
+def _bad(message_id, *args, prop, detail=None):
+    return messages.RedfishError(message_id, *args, properties=['/' + prop],
+                                 detail=detail)
+
+
+def _strings(body, name, allowed=None):
+    value = body.get(name)
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str)
+                                              for v in value):
+        raise _bad('PropertyValueTypeError', json.dumps(value), name,
+                   prop=name, detail='%s must be a list of strings' % name)
+    for item in value:
+        if allowed is not None and item not in allowed:
+            raise _bad('PropertyValueNotInList', item, name, prop=name,
+                       detail='%s %r is not one of: %s'
+                       % (name, item, ', '.join(allowed)))
+    return tuple(dict.fromkeys(value))
+
+
+def _choice(body, name, allowed):
+    value = body.get(name, allowed[0])
+    if value not in allowed:
+        raise _bad('PropertyValueNotInList', value, name, prop=name,
+                   detail='%s must be %s' % (name, ' or '.join(allowed)))
+
+
+def _origins(body):
+    value = body.get('OriginResources')
+    if value is None:
+        return ()
+    if not isinstance(value, list):
+        raise _bad('PropertyValueTypeError', json.dumps(value),
+                   'OriginResources', prop='OriginResources')
+    found = []
+    for item in value:
+        uri = item.get('@odata.id') if isinstance(item, dict) else None
+        if not isinstance(uri, str) or not uri.startswith('/redfish/v1/'):
+            raise _bad('PropertyValueFormatError', json.dumps(item),
+                       'OriginResources', prop='OriginResources',
+                       detail='OriginResources holds links: '
+                       '{"@odata.id": "/redfish/v1/..."}')
+        found.append(uri)
+    return tuple(found)
+
+
+def _headers(body):
+    value = body.get('HttpHeaders')
+    if value is None:
+        return ()
+    if isinstance(value, dict):
+        value = [value]
+    if not isinstance(value, list):
+        raise _bad('PropertyValueTypeError', 'HttpHeaders', 'HttpHeaders',
+                   prop='HttpHeaders')
+    found = []
+    for item in value:
+        if not isinstance(item, dict):
+            raise _bad('PropertyValueTypeError', 'HttpHeaders',
+                       'HttpHeaders', prop='HttpHeaders',
+                       detail='HttpHeaders holds objects of header names '
+                       'and string values')
+        for name, text in item.items():
+            if not _TOKEN.match(name) or not isinstance(text, str) or \
+                    _FORBIDDEN_VALUE.search(text):
+                # The value is a secret: never echoed.
+                raise _bad('PropertyValueFormatError', 'HttpHeaders',
+                           'HttpHeaders', prop='HttpHeaders',
+                           detail='HttpHeaders: header %r has an invalid '
+                           'name or value' % name[:64])
+            found.append((name, text))
+    return tuple(found)
+
+
+def _destination(value, policy, timeout):
+    try:
+        url = imageurl.parse(value, 'Destination')
+    except imageurl.Invalid as exc:
+        raise messages.RedfishError(
+            exc.message_id, *exc.message_args, detail=str(exc),
+            properties=['/Destination']) from None
+    if url.username:
+        raise _bad('PropertyValueFormatError', imageurl.shown(value),
+                   'Destination', prop='Destination',
+                   detail='Destination must not carry credentials; send '
+                   'them in HttpHeaders')
+    reason = check_host(url, policy, timeout)
+    if reason:
+        raise _bad('PropertyValueFormatError', imageurl.shown(value),
+                   'Destination', prop='Destination',
+                   detail='Destination refused: %s' % reason)
+    return url.url
+
+
+def check_host(url, policy, timeout):
+    """Why the host policy refuses ``url`` (resolved now), or None."""
+    try:
+        addresses = imagecheck.resolve(url.host, url.port,
+                                       time.monotonic() + timeout)
+    except imagecheck.Refused as exc:
+        return str(exc)
+    return imageurl.refusal(policy, url.host, url.port, addresses)
+
+
+def parse(body, policy, timeout):
+    """A new :class:`Subscription` from a POST body.
+
+    :raises messages.RedfishError: 400 naming the property at fault.
+    """
+    extra = sorted(set(body) - set(_KEYS))
+    if extra:
+        raise _bad('PropertyUnknown', extra[0], prop=extra[0])
+    if 'Destination' not in body:
+        raise _bad('PropertyMissing', 'Destination', prop='Destination')
+    context = body.get('Context', '')
+    if not isinstance(context, str):
+        raise _bad('PropertyValueTypeError', json.dumps(context), 'Context',
+                   prop='Context')
+    if len(context) > MAX_CONTEXT:
+        raise _bad('StringValueTooLong', context[:64], MAX_CONTEXT,
+                   prop='Context')
+    _choice(body, 'Protocol', ('Redfish',))
+    _choice(body, 'EventFormatType', ('Event',))
+    _choice(body, 'SubscriptionType', ('RedfishEvent',))
+    subordinate = body.get('SubordinateResources', False)
+    if not isinstance(subordinate, bool):
+        raise _bad('PropertyValueTypeError', json.dumps(subordinate),
+                   'SubordinateResources', prop='SubordinateResources')
+    event_types = _strings(body, 'EventTypes', EVENT_TYPES) \
+        if 'EventTypes' in body else None
+    return Subscription(
+        id=str(uuid.uuid4()),
+        destination=_destination(body['Destination'], policy, timeout),
+        context=context,
+        registry_prefixes=_strings(body, 'RegistryPrefixes',
+                                   REGISTRY_PREFIXES),
+        resource_types=_strings(body, 'ResourceTypes', RESOURCE_TYPES),
+        origin_resources=_origins(body),
+        subordinate_resources=subordinate,
+        event_types=event_types,
+        headers=_headers(body))
+
+
+def _b64(data):
+    return base64.b64encode(json.dumps(data).encode()).decode()
+
+
+def _secret(sub):
+    fields = dataclasses.asdict(sub)
+    headers = fields.pop('headers')
+    fields.pop('since')
+    return {
+        'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
+        'metadata': {'name': NAME_PREFIX + sub.id,
+                     'labels': {LABEL: 'true',
+                                'app.kubernetes.io/managed-by':
+                                    'sushy-kubevirt'}},
+        'data': {'subscription': _b64(fields), 'headers': _b64(headers)},
+    }
+
+
+def _from_secret(secret):
+    data = secret.get('data') or {}
+    try:
+        fields = json.loads(base64.b64decode(data['subscription']))
+        headers = json.loads(base64.b64decode(data.get('headers') or 'W10='))
+        for name in ('registry_prefixes', 'resource_types',
+                     'origin_resources'):
+            fields[name] = tuple(fields.get(name) or ())
+        if fields.get('event_types') is not None:
+            fields['event_types'] = tuple(fields['event_types'])
+        return Subscription(
+            headers=tuple(tuple(h) for h in headers),
+            since=int(secret['metadata'].get('resourceVersion') or 0),
+            **fields)
+    except (KeyError, TypeError, ValueError):
+        return None  # not ours, or edited into nonsense: ignored
+
+
+class Store:
+    """The subscriptions of one namespace, read and written live."""
+
+    def __init__(self, cluster, namespace):
+        self.cluster = cluster
+        self.namespace = namespace
+
+    @errormap.translate
+    def list(self):
+        return self.read()
+
+    def read(self):
+        """Every subscription. :raises apierrors.ApiError:"""
+        secrets = self.cluster.list_objects(resources.SECRET, self.namespace,
+                                            SELECTOR)
+        found = (_from_secret(s) for s in secrets)
+        return sorted((s for s in found if s is not None),
+                      key=lambda s: (s.since, s.id))
+
+    @errormap.translate
+    def get(self, sub_id):
+        """:raises sushy_tools.error.NotFound:"""
+        try:
+            secret = self.cluster.get_object(
+                resources.SECRET, self.namespace, NAME_PREFIX + sub_id)
+        except apierrors.NotFound:
+            secret = None
+        sub = _from_secret(secret) if secret and \
+            (secret['metadata'].get('labels') or {}).get(LABEL) == 'true' \
+            else None
+        if sub is None:
+            raise error.NotFound('Subscription %s not found' % sub_id)
+        return sub
+
+    @errormap.translate
+    def create(self, sub):
+        try:
+            secret = self.cluster.create_object(
+                resources.SECRET, self.namespace, _secret(sub))
+        except apierrors.NotFound as exc:
+            raise messages.RedfishError(
+                'InternalError', code=500, detail='The events namespace %s '
+                'does not exist (SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE)'
+                % self.namespace) from exc
+        return _from_secret(secret)
+
+    @errormap.translate
+    def delete(self, sub_id):
+        """:raises sushy_tools.error.NotFound:"""
+        self.get(sub_id)
+        try:
+            self.cluster.delete_secret(self.namespace, NAME_PREFIX + sub_id)
+        except apierrors.NotFound:
+            raise error.NotFound('Subscription %s not found'
+                                 % sub_id) from None
