@@ -34,11 +34,14 @@ import pytest
 from tests.functional.emulator import harness
 
 REPO = pathlib.Path(__file__).resolve().parents[3]
+#: A file every DMTF CSDL directory has.
+CSDL_MARK = 'ServiceRoot_v1.xml'
 #: In CI the repository is a clone with a copy of ``shared/`` beside it
 #: (``../shared``); a git worktree under ``wt/`` finds it one level up.
 CSDL_DIR = next((d for d in (REPO.parent / 'shared' / 'redfish-csdl',
                              REPO.parents[1] / 'shared' / 'redfish-csdl')
-                 if d.is_dir()), REPO.parent / 'shared' / 'redfish-csdl')
+                 if (d / CSDL_MARK).is_file()),
+                REPO.parent / 'shared' / 'redfish-csdl')
 #: Ironic's profile (openstack/ironic ``redfish-interop-profiles/``).
 PROFILE_ENV = 'IRONIC_INTEROP_PROFILE'
 TIMEOUT = 120
