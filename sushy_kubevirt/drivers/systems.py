@@ -27,8 +27,7 @@ from sushy_tools.emulator.resources.systems import base
 from sushy_tools import error
 
 from sushy_kubevirt import config
-from sushy_kubevirt.drivers import biosapply
-from sushy_kubevirt.drivers import bootonce
+from sushy_kubevirt.drivers import afterboot
 from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import events
 from sushy_kubevirt.drivers import indicators
@@ -77,8 +76,8 @@ def shared_cluster(settings, datavolumes, logger):
         if key not in _clusters:
             made = cluster.Cluster(settings, datavolumes=datavolumes,
                                    indexers=lookup.INDEXERS)
-            made.add_vmi_handler(bootonce.Restorer(made, logger))
-            made.add_vmi_handler(biosapply.Applier(made, logger))
+            for handler in afterboot.handlers(made, logger):
+                made.add_vmi_handler(handler)
             _clusters[key] = made
         current = _clusters[key]
     for old in stale:
