@@ -14,12 +14,20 @@
 
 sushy-tools renders a ``UUID``, which Chassis.v1_5_0 (the version its
 template declares) does not define, and ``SensorNumber`` as a string,
-where the Thermal schema wants an integer.
+where the Thermal schema wants an integer. The UUID stays: Ironic names a
+chassis indicator by it (``get_supported_indicators``), so the Chassis
+declares v1_7_0, the first version with ``UUID``.
 """
+
+#: The first Chassis version that defines ``UUID``.
+CHASSIS_TYPE = '#Chassis.v1_7_0.Chassis'
 
 
 def edit_chassis(body):
-    return body.pop('UUID', None) is not None
+    if 'UUID' not in body or body.get('@odata.type') == CHASSIS_TYPE:
+        return False
+    body['@odata.type'] = CHASSIS_TYPE
+    return True
 
 
 def edit_thermal(body):

@@ -17,6 +17,7 @@ That every link resolves is tests/functional/conformance/test_links.py.
 
 import requests
 
+
 def _get(emulator, path):
     return requests.get(emulator.url + path, timeout=10).json()
 
