@@ -56,6 +56,18 @@ def simulator(vms):
     return Simulator(vms=vms, stage_delays=DELAYS).start()
 
 
+def sim_fixture(vms):
+    """A module-scoped ``sim`` fixture with ``vms`` VMs."""
+    @pytest.fixture(scope='module')
+    def sim():
+        running = simulator(vms)
+        try:
+            yield running
+        finally:
+            running.stop()
+    return sim
+
+
 @pytest.fixture(scope='module')
 def sim():
     running = simulator(VMS)

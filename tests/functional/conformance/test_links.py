@@ -28,13 +28,7 @@ LIMIT = 2000
 LINK_KEYS = ('@odata.id', '@Redfish.ActionInfo')
 
 
-@pytest.fixture(scope='module')
-def sim():
-    running = conftest.simulator(2)
-    try:
-        yield running
-    finally:
-        running.stop()
+sim = conftest.sim_fixture(2)
 
 
 def links(value):

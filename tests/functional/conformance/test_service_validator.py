@@ -36,13 +36,7 @@ SUBRESOURCES = ('', '/Processors', '/Memory', '/EthernetInterfaces',
                 '/Storage', '/VirtualMedia/Cd')
 
 
-@pytest.fixture(scope='module')
-def sim():
-    running = conftest.simulator(3)
-    try:
-        yield running
-    finally:
-        running.stop()
+sim = conftest.sim_fixture(3)
 
 
 @pytest.fixture(scope='module')

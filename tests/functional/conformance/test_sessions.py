@@ -40,13 +40,7 @@ SYSTEMS = '/redfish/v1/Systems'
 COST = 8
 
 
-@pytest.fixture(scope='module')
-def sim():
-    running = conftest.simulator(2)
-    try:
-        yield running
-    finally:
-        running.stop()
+sim = conftest.sim_fixture(2)
 
 
 @pytest.fixture(scope='module')
