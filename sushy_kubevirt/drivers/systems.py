@@ -280,15 +280,18 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def _reset_plan(self, state, vm):
         """``(vm, calls)`` for reset ``state``, confirmed live if need be.
 
-        A plan from the cache that KubeVirt validates itself (a stop, a
-        reboot) is sent as is. An empty plan (a 204 with no call) and a
-        plan that starts the VM are confirmed against the API server: the
-        VM is read live (1 GET); when its resourceVersion is the cached
-        one the plan stands, else it is made again from the live VM and
-        VMI (1 more GET). The returned VM is then the live one, which
+        A plan from the cache that KubeVirt validates itself (a reboot, a
+        stop that replaces pending requests) is sent as is. The plans
+        :func:`~sushy_kubevirt.kubevirt.power.needs_live_check` names (a
+        no-op, a start, a stop of an Always/Once VM) are confirmed against
+        the API server: the VM is read live (1 GET); when its
+        resourceVersion is the cached one the plan stands, else it is made
+        again from the live VM and VMI (1 more GET). The returned VM is
+        then the live one, which
         :func:`~sushy_kubevirt.drivers.vmedia.check_power_on` needs.
-        Another worker's or replica's start, stop or InsertMedia that this
-        process's watch has not delivered yet is so never missed. A
+        Another worker's or replica's start, stop, restart or InsertMedia
+        that this process's watch has not delivered yet is so never
+        missed. A
         refusal for a transition in progress is confirmed the same way,
         VMI included (2 GETs): a lagging cache may still be replaying a
         transition that is over.
@@ -297,7 +300,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             calls = power.reset_plan(state, vm, self._vmi(vm))
         except refusals.TransitionInProgress:
             calls = None
-        if calls and not any(power.starts(call) for call in calls):
+        if calls is not None and not power.needs_live_check(calls, vm):
             return vm, calls
         namespace, name = identity.key(vm)
         live = self.cluster.get_vm_live(namespace, name)

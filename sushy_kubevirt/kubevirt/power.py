@@ -148,6 +148,21 @@ def starts(call):
         call.action == RUN_STRATEGY and call.body == 'Always')
 
 
+def needs_live_check(calls, vm):
+    """True when a plan made from the cached ``vm`` must be confirmed live.
+
+    An empty plan (the 204 would do nothing), a plan that starts the VM,
+    and a stop of an Always/Once VM: that stop only sets Halted, and a
+    restart whose ``[Stop{uid}, Start]`` the cache has not delivered yet
+    would then bring the VM back on (virt-controller ``syncRunStrategy``
+    turns a Halted VM whose first request is Start into Always).
+    """
+    if not calls or any(starts(call) for call in calls):
+        return True
+    return run_strategy(vm) in ('Always', 'Once') and any(
+        call.action == 'stop' for call in calls)
+
+
 def paused(vmi):
     """True when the VMI has condition Paused=True."""
     return vmi is not None and fields.condition(vmi, 'Paused')

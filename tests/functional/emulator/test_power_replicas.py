@@ -111,3 +111,17 @@ def test_force_off_then_on_on_another_process(sim, machine, replicas):
         assert answer.status_code == 204, (round_, answer.text)
         _converge(sim, replicas, machine, True, 'round %d' % round_)
     _power(sim, replicas, machine, 'ForceOff', False)
+
+
+def test_graceful_restart_then_force_off_on_another_process(sim, machine,
+                                                           replicas):
+    """ForceOff right after a restart: the restart's pending Start, which
+    the serving process's cache has not seen, must not bring it back."""
+    first, second = replicas
+    for round_ in range(ROUNDS // 2):
+        _power(sim, replicas, machine, 'On', True)
+        assert _reset(first, machine,
+                      'GracefulRestart').status_code == 204
+        answer = _reset_retried(second, machine, 'ForceOff')
+        assert answer.status_code == 204, (round_, answer.text)
+        _converge(sim, replicas, machine, False, 'round %d' % round_)

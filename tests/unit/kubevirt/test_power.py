@@ -313,3 +313,22 @@ def test_starts():
     assert power.starts(START) and power.starts(RESTART0)
     assert power.starts(ALWAYS)
     assert not any(power.starts(c) for c in (STOP0, MANUAL, HALTED))
+
+
+@pytest.mark.parametrize('calls, vm, expected', [
+    ([], _vm('Always'), True),
+    ([START], _vm('Halted'), True),
+    ([ALWAYS], _vm('Once'), True),
+    # The stop only sets Halted: an unseen restart would win.
+    ([STOP0], _vm('Always'), True),
+    ([STOP0], _vm('Once'), True),
+    ([STOP0], _vm(None, running=True), True),
+    # The stop replaces every pending request, or shortens a stop.
+    ([STOP0], _vm('Manual'), False),
+    ([STOP0], _vm('RerunOnFailure'), False),
+    ([STOP0], _vm('Halted'), False),
+    ([Call('vmi', 'softreboot', {})], _vm('Always'), False),
+    ([Call('vmi', 'unpause', {})], _vm('Always'), False),
+])
+def test_needs_live_check(calls, vm, expected):
+    assert power.needs_live_check(calls, vm) is expected
