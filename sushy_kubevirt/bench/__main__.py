@@ -109,6 +109,9 @@ def parse_args(argv=None):
         help='--quick: time bound of each load on the live path')
     add('--history', metavar='FILE',
         help='--quick: append the run\'s record to this history')
+    add('--accept', metavar='REASON',
+        help='--history: the record\'s regressions are on purpose, for '
+        'this reason (kept in the record as "accepted")')
     add('--gate', metavar='FILE',
         help='--quick: check the run against this history; exit %d on a '
         'regression' % history.REGRESSED)
@@ -121,6 +124,8 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     if (args.history or args.gate) and not args.quick:
         parser.error('--history and --gate need --quick')
+    if args.accept and not args.history:
+        parser.error('--accept needs --history')
     if args.servers is None:
         args.servers = (QUICK_SERVER,) if args.quick else emulators.SERVERS
     if args.rounds is None:
@@ -175,6 +180,8 @@ def main_quick(args, workdir):
     document = run_quick(args, workdir)
     report.write_json(args.output, document)
     entry = document['record']
+    if args.accept:
+        entry['accepted'] = args.accept
     _print('figures (recorded, not gated)', '\n'.join(
         '%s: %s' % item for item in sorted(entry['figures'].items())))
     status = 0

@@ -18,6 +18,10 @@ better) and ``calls`` (API calls per request kind, exact). Only ratios and
 calls are gated: the newest record regresses when a ratio is more than
 ``threshold`` % below the median of the previous ``window`` records, when
 an API-call count is above its previous value, or when a request failed.
+A record may carry ``accepted`` (``--quick --history FILE --accept
+REASON``), why a change made it worse on purpose: its ratio and call
+regressions are then shown as accepted and do not fail (failed requests
+still do).
 
 ``python -m sushy_kubevirt.bench history FILE`` prints the trend and exits
 3 on a regression of the newest record (0 otherwise).
@@ -196,14 +200,17 @@ def verdicts(records, window=WINDOW, threshold=THRESHOLD):
 
 
 def regressions(records, window=WINDOW, threshold=THRESHOLD):
-    """Sentences describing each regression of the newest record."""
+    """Sentences describing each regression of the newest record.
+
+    An accepted record's ratio and call regressions are not listed.
+    """
     if not records:
         return []
     newest = records[-1]
     found = []
     for (section, name), (baseline, regressed) in verdicts(
             records, window, threshold).items():
-        if not regressed:
+        if not regressed or newest.get('accepted'):
             continue
         value = newest.get(section, {}).get(name)
         if value is None:
@@ -231,13 +238,15 @@ def trend(records, window=WINDOW, threshold=THRESHOLD, columns=8):
     """The trend table: gated rows, then a few figures (not gated)."""
     shown = records[-columns:]
     found = verdicts(records, window, threshold) if records else {}
+    worse = 'accepted' if records and records[-1].get('accepted') \
+        else 'REGRESSED'
     headers = ['', 'name'] + [_label(e) for e in shown] + ['baseline',
                                                            'verdict']
     rows = []
     for (section, name), (baseline, regressed) in found.items():
         rows.append([section, name] + [e.get(section, {}).get(name)
                                        for e in shown] +
-                    [baseline, 'REGRESSED' if regressed else
+                    [baseline, worse if regressed else
                      ('ok' if baseline is not None else 'new')])
     names = [n for n in SHOWN if any(n in e.get('figures', {})
                                      for e in shown)]
@@ -270,6 +279,9 @@ def check(records, window=WINDOW, threshold=THRESHOLD, out=None):
         for sentence in found:
             print('  ' + sentence, file=out)
         return REGRESSED
+    if records and records[-1].get('accepted'):
+        print('\naccepted in the newest record (%s): %s' % (
+            _label(records[-1]), records[-1]['accepted']), file=out)
     print('\nno regression in the newest record (%d records; ratios: '
           '%.0f %% below the median of the previous %d; API calls: above '
           'the previous)' % (len(records), threshold, window), file=out)

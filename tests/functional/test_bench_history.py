@@ -107,6 +107,25 @@ def test_missing_figure_or_failed_requests_exit_3(tmp_path):
     assert done.returncode == 3 and '2 requests failed' in done.stdout
 
 
+def test_an_accepted_record_passes_and_gates_what_follows(tmp_path):
+    more = dict(CALLS, **{'warm reset': 2.0})
+    accepted = _record('d', RATIOS, more)
+    accepted['accepted'] = 'ForceOff confirms live'
+    done = _history(tmp_path, _base() + [accepted])
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert 'accepted in the newest record (ddddddd): ForceOff confirms' \
+        in done.stdout
+    # Failed requests are never accepted.
+    failed = dict(accepted, errors=1)
+    assert _history(tmp_path, _base() + [failed]).returncode == 3
+    # The next record is gated against the accepted one's counts.
+    after = _base() + [accepted]
+    assert _history(tmp_path, after + [_record('e', RATIOS, more)]
+                    ).returncode == 0
+    assert _history(tmp_path, after + [_record('e', RATIOS, dict(
+        more, **{'warm reset': 2.5}))]).returncode == 3
+
+
 def test_plot(tmp_path):
     pytest.importorskip('matplotlib')
     out = tmp_path / 'trend.png'
