@@ -28,7 +28,8 @@ START = 'PUT virtualmachines/start'
 STOP = 'PUT virtualmachines/stop'
 RESTART = 'PUT virtualmachines/restart'
 PATCH = 'PATCH virtualmachines'
-#: The live read confirming a no-op or a start (a lagging cache).
+#: The live read confirming a no-op, a start or the stop of an Always VM
+#: (a lagging cache).
 GET = 'GET virtualmachines'
 
 #: operation -> Kubernetes API calls (method, resource[/subresource]).
@@ -54,11 +55,11 @@ EXPECTED = {
     'Reset ForceOn (On)': [GET],
     'Reset ForceRestart (On)': [GET, RESTART],
     'Reset GracefulRestart (On)': [GET, RESTART],
-    'Reset GracefulShutdown (On)': [STOP],
+    'Reset GracefulShutdown (On)': [GET, STOP],
     'Reset ForceOff (Off)': [GET],
     'Reset GracefulShutdown (Off)': [GET],
     'Reset PushPowerButton (Off)': [GET, START],
-    'Reset ForceOff (On)': [STOP],
+    'Reset ForceOff (On)': [GET, STOP],
     'Reset ForceRestart (Off)': [GET, START],
     'Reset Nmi (400)': [],
 }

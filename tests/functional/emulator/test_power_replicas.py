@@ -113,10 +113,13 @@ def test_force_off_then_on_on_another_process(sim, machine, replicas):
     _power(sim, replicas, machine, 'ForceOff', False)
 
 
-def test_graceful_restart_then_force_off_on_another_process(sim, machine,
-                                                           replicas):
-    """ForceOff right after a restart: the restart's pending Start, which
-    the serving process's cache has not seen, must not bring it back."""
+def test_graceful_restart_then_force_off_on_another_process(
+        sim, machine, replicas):
+    """ForceOff right after a restart ends Off.
+
+    The restart's pending Start, which the serving process's cache has not
+    seen, must not bring the VM back.
+    """
     first, second = replicas
     for round_ in range(ROUNDS // 2):
         _power(sim, replicas, machine, 'On', True)

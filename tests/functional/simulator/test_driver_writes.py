@@ -86,6 +86,7 @@ class System:
 
     def __init__(self, emulator, sim, name):
         self.base = emulator.url
+        self.sim = sim
         self.name = name
         self.path = '/redfish/v1/Systems/%s' % identity.firmware_uuid(
             harness.vm(sim, name))
@@ -111,11 +112,30 @@ class System:
     def power(self):
         return self.get()['PowerState']
 
+    def _cluster_state(self):
+        """'On' or 'Off' once the cluster has settled, else None."""
+        vm = harness.vm(self.sim, self.name)
+        vmi = harness.vmi(self.sim, self.name)
+        if vm['status'].get('stateChangeRequests'):
+            return None
+        if vm['spec'].get('runStrategy') == 'Halted' and vmi is None:
+            return 'Off'
+        if vmi and vmi['status'].get('phase') == 'Running' and \
+                not vmi['metadata'].get('deletionTimestamp'):
+            return 'On'
+        return None
+
     def settled(self):
-        """The power state once no transition is under way."""
-        return harness.wait_until(
-            lambda: (lambda state: state in ('On', 'Off') and state)(
-                self.power()), TIMEOUT, 0.05, '%s settled' % self.name)
+        """The power state once no transition is under way.
+
+        The cluster is asked first: the emulator's cache may not have seen
+        the last reset yet and still show the state before it.
+        """
+        def state():
+            settled = self._cluster_state()
+            return settled and self.power() == settled and settled
+        return harness.wait_until(state, TIMEOUT, 0.05,
+                                  '%s settled' % self.name)
 
     def wait_power(self, state):
         harness.wait_until(lambda: self.power() == state, TIMEOUT, 0.05,
