@@ -94,6 +94,7 @@ class Cluster:
         self._lock = threading.Lock()
         self._running = None
         self._pid = None
+        self._stopped = False
         self._vmi_handlers = []
 
     # lifecycle
@@ -207,6 +208,10 @@ class Cluster:
         if running is not None and self._pid == os.getpid():
             return running
         with self._lock:
+            if self._stopped:
+                # A late reader (a background check, a handler) must not
+                # start the watches of a stopped Cluster again.
+                raise apierrors.Unavailable('the Cluster is stopped')
             if self._running is None or self._pid != os.getpid():
                 # A forked child inherits no threads: start afresh.
                 self._running = self._start()
@@ -227,8 +232,11 @@ class Cluster:
 
         Waits at most ``timeout`` seconds in all: a reflector blocked in a
         request the API server holds ends only when that request does.
+        A stopped Cluster stays stopped: a later read raises
+        :class:`~sushy_kubevirt.kube.apierrors.Unavailable`.
         """
         with self._lock:
+            self._stopped = True
             running, self._running = self._running, None
         if running is None:
             return

@@ -23,6 +23,7 @@ from tests.functional.kube.conftest import wait_for
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube.cluster import Cluster
 from sushy_kubevirt.simulator import kubeconfig
 from sushy_kubevirt.simulator import objects
@@ -150,6 +151,19 @@ def test_stop_leaves_no_thread_or_connection(sim, cluster_factory):
     assert leftover == []
     wait_for(lambda: _client_connections(sim.port) == 0)
     cluster.stop()
+
+
+def test_a_stopped_cluster_stays_stopped(sim, cluster_factory):
+    """A late reader (a background thread) starts no watch again."""
+    cluster = cluster_factory(sim)
+    assert cluster.wait_for_sync(10)
+    cluster.stop()
+    for read in (lambda: cluster.get_vm('default', 'vm-00000'),
+                 lambda: cluster.get_vm_live('default', 'vm-00000'),
+                 lambda: cluster.wait_for_sync(1)):
+        with pytest.raises(apierrors.Unavailable, match='stopped'):
+            read()
+    assert our_threads() == []
 
 
 def test_stop_does_not_wait_for_each_held_list(sim, cluster_factory):
