@@ -291,10 +291,9 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         :func:`~sushy_kubevirt.drivers.vmedia.check_power_on` needs.
         Another worker's or replica's start, stop, restart or InsertMedia
         that this process's watch has not delivered yet is so never
-        missed. A
-        refusal for a transition in progress is confirmed the same way,
-        VMI included (2 GETs): a lagging cache may still be replaying a
-        transition that is over.
+        missed. A refusal for a transition in progress is confirmed the
+        same way, VMI included (2 GETs): a lagging cache may still be
+        replaying a transition that is over.
         """
         try:
             calls = power.reset_plan(state, vm, self._vmi(vm))
