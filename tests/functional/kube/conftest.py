@@ -95,15 +95,21 @@ def cluster(sim, cluster_factory):
 
 
 @pytest.fixture
-def custom_api(sim, tmp_path):
-    """The official client, as another user of the cluster would use it."""
+def official_client(sim, tmp_path):
+    """The official client's ApiClient, as another user of the cluster."""
     cfg = k8s_client.Configuration()
     k8s_config.load_kube_config(
         config_file=str(sim.write_kubeconfig(tmp_path / 'other')),
         client_configuration=cfg)
     api_client = k8s_client.ApiClient(cfg)
-    yield k8s_client.CustomObjectsApi(api_client)
+    yield api_client
     api_client.close()
+
+
+@pytest.fixture
+def custom_api(official_client):
+    """The official client's CustomObjectsApi."""
+    return k8s_client.CustomObjectsApi(official_client)
 
 
 def kube_calls(sim, verb=None, resource='virtualmachines', **filters):

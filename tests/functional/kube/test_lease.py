@@ -15,7 +15,6 @@
 import json
 
 from kubernetes import client as k8s_client
-from kubernetes import config as k8s_config
 import pytest
 from tests.functional.kube.conftest import wait_for
 
@@ -26,15 +25,9 @@ RENEW = 0.2
 
 
 @pytest.fixture
-def coordination(sim, tmp_path):
+def coordination(official_client):
     """The official client's CoordinationV1Api, as another user."""
-    cfg = k8s_client.Configuration()
-    k8s_config.load_kube_config(
-        config_file=str(sim.write_kubeconfig(tmp_path / 'other')),
-        client_configuration=cfg)
-    api_client = k8s_client.ApiClient(cfg)
-    yield k8s_client.CoordinationV1Api(api_client)
-    api_client.close()
+    return k8s_client.CoordinationV1Api(official_client)
 
 
 def _elector(cluster, led, state):
