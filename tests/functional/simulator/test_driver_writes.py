@@ -116,11 +116,11 @@ class System:
         """'On' or 'Off' once the cluster has settled, else None."""
         vm = harness.vm(self.sim, self.name)
         vmi = harness.vmi(self.sim, self.name)
-        if vm['status'].get('stateChangeRequests'):
+        if vm.get('status', {}).get('stateChangeRequests'):
             return None
         if vm['spec'].get('runStrategy') == 'Halted' and vmi is None:
             return 'Off'
-        if vmi and vmi['status'].get('phase') == 'Running' and \
+        if vmi and vmi.get('status', {}).get('phase') == 'Running' and \
                 not vmi['metadata'].get('deletionTimestamp'):
             return 'On'
         return None
