@@ -1,0 +1,88 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The emulator's identity on a real control plane, with the shipped RBAC.
+
+The Role of ``etc/kubernetes/base/role.yaml`` (one per served namespace)
+or the ClusterRole of ``etc/kubernetes/overlays/cluster/clusterrole.yaml``
+(``cluster=True``), bound to a ServiceAccount, exactly as the manifests
+deploy it; nothing is added, so a verb the manifests lack fails the
+tests that need it. ``emulator_kubeconfig`` writes a kubeconfig with a
+bound token of that ServiceAccount.
+"""
+
+import os
+import pathlib
+import sys
+
+import yaml
+
+SERVICE_ACCOUNT = 'sushy-kubevirt'
+RBAC_PATH = '/apis/rbac.authorization.k8s.io/v1'
+
+
+def manifests_dir():
+    """``etc/kubernetes``: the source tree's, else the installed copy."""
+    explicit = os.environ.get('SUSHY_KUBEVIRT_MANIFESTS')
+    candidates = [pathlib.Path(explicit)] if explicit else []
+    candidates += [
+        pathlib.Path(__file__).resolve().parents[2] / 'etc' / 'kubernetes',
+        pathlib.Path(sys.prefix) / 'share' / 'sushy-kubevirt' / 'kubernetes']
+    for path in candidates:
+        if (path / 'base' / 'role.yaml').is_file():
+            return path
+    raise FileNotFoundError(
+        'etc/kubernetes (the shipped RBAC) not found in %s; set '
+        '$SUSHY_KUBEVIRT_MANIFESTS' % ', '.join(map(str, candidates)))
+
+
+def _documents(path):
+    with open(path) as stream:
+        return [doc for doc in yaml.safe_load_all(stream) if doc]
+
+
+def _subject(namespace):
+    return [{'kind': 'ServiceAccount', 'name': SERVICE_ACCOUNT,
+             'namespace': namespace}]
+
+
+def bind(cp, account_namespace, namespaces=(), cluster=False):
+    """Bind the shipped Role in each of ``namespaces`` (or the
+    ClusterRole cluster-wide) to the ServiceAccount."""
+    base = manifests_dir()
+    if cluster:
+        for doc in _documents(base / 'overlays' / 'cluster' /
+                              'clusterrole.yaml'):
+            plural = doc['kind'].lower() + 's'
+            if doc['kind'] == 'ClusterRoleBinding':
+                doc['subjects'] = _subject(account_namespace)
+            cp.apply('%s/%s' % (RBAC_PATH, plural), doc)
+    for namespace in namespaces:
+        cp.ensure_namespace(namespace)
+        for doc in _documents(base / 'base' / 'role.yaml'):
+            doc['metadata']['namespace'] = namespace
+            if doc['kind'] == 'RoleBinding':
+                doc['subjects'] = _subject(account_namespace)
+            cp.apply('%s/namespaces/%s/%ss' % (RBAC_PATH, namespace,
+                                               doc['kind'].lower()), doc)
+
+
+def emulator_kubeconfig(cp, path, namespaces=(), cluster=False,
+                        account_namespace=SERVICE_ACCOUNT):
+    """Write a kubeconfig for the emulator's ServiceAccount, bound to the
+    shipped RBAC; return its path."""
+    cp.ensure_namespace(account_namespace)
+    bind(cp, account_namespace, namespaces, cluster)
+    token = cp.service_account_token(account_namespace, SERVICE_ACCOUNT)
+    return cp.write_kubeconfig(
+        path, token=token, user=SERVICE_ACCOUNT,
+        namespace=(list(namespaces) or [account_namespace])[0])
