@@ -121,8 +121,10 @@ def ensure(log=None):
 
 
 def _build(go, out, paths, log):
-    """Build into a staging directory, then rename into ``out``: a
-    reader never sees a half-written binary."""
+    """Build into a staging directory, then rename into ``out``.
+
+    A reader never sees a half-written binary.
+    """
     missing = [name for name, path in paths.items() if not path.exists()]
     work = out.parent / 'src'
     staging = out.parent / 'staging'

@@ -56,8 +56,11 @@ def _subject(namespace):
 
 
 def bind(cp, account_namespace, namespaces=(), cluster=False):
-    """Bind the shipped Role in each of ``namespaces`` (or the
-    ClusterRole cluster-wide) to the ServiceAccount."""
+    """Bind the shipped RBAC to the ServiceAccount.
+
+    The Role in each of ``namespaces``, and the ClusterRole cluster-wide
+    if ``cluster``.
+    """
     base = manifests_dir()
     if cluster:
         for doc in _documents(base / 'overlays' / 'cluster' /
@@ -78,8 +81,10 @@ def bind(cp, account_namespace, namespaces=(), cluster=False):
 
 def emulator_kubeconfig(cp, path, namespaces=(), cluster=False,
                         account_namespace=SERVICE_ACCOUNT):
-    """Write a kubeconfig for the emulator's ServiceAccount, bound to the
-    shipped RBAC; return its path."""
+    """Write a kubeconfig for the emulator's ServiceAccount; its path.
+
+    The account is bound to the shipped RBAC first (``bind``).
+    """
     cp.ensure_namespace(account_namespace)
     bind(cp, account_namespace, namespaces, cluster)
     token = cp.service_account_token(account_namespace, SERVICE_ACCOUNT)

@@ -256,9 +256,11 @@ class ControlPlane:
         self._spawn('kube-apiserver', self.apiserver_argv())
 
     def restart_apiserver(self, sig=signal.SIGKILL):
-        """Kill kube-apiserver (``kill -9`` by default), start it again
-        on the same port and wait until it is ready; return the seconds
-        it was down."""
+        """Kill kube-apiserver (``kill -9``) and start it again.
+
+        On the same port; waits until it is ready and returns the seconds
+        it was down.
+        """
         started = time.monotonic()
         self.processes['kube-apiserver'].kill(sig)
         self._start_apiserver()
