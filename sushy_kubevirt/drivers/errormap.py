@@ -111,6 +111,16 @@ def _missing(permission):
             'permission to %s' % permission)
 
 
+def _api_of(exc):
+    if exc.resource is None:
+        return 'the API asked for'
+    name = exc.resource.plural
+    if exc.subresource:
+        name += '/' + exc.subresource
+    return '%s.%s' % (name, exc.resource.group) if exc.resource.group \
+        else name
+
+
 def _unreadable(exc):
     where = ('namespace %s' % exc.namespace if exc.namespace
              else 'all namespaces')
@@ -137,6 +147,11 @@ def from_kube(exc):
     if exc.status in (503, 504):
         return unavailable('The Kubernetes API server is unavailable: %s'
                            % what, exc.retry_after)
+    if isinstance(exc, apierrors.NotFound) and exc.unserved:
+        return unavailable('The Kubernetes API server does not serve %s '
+                           '(is KubeVirt installed, with its virt-api '
+                           'APIService available?): %s'
+                           % (_api_of(exc), what))
     if isinstance(exc, apierrors.NotFound):
         return error.NotFound('The virtual machine no longer exists: %s'
                               % what)

@@ -96,6 +96,17 @@ class Unreadable(ApiError):
 class NotFound(ApiError):
     """HTTP 404."""
 
+    @property
+    def unserved(self):
+        """True if the server sent no Status: the URL is not served at all.
+
+        kube-apiserver answers a path of no registered API (an aggregated
+        group whose APIService is absent, such as KubeVirt's
+        ``subresources.kubevirt.io`` without virt-api) with the plain text
+        ``404 page not found``; a missing object gets a NotFound Status.
+        """
+        return self.reason is None
+
 
 class Conflict(ApiError):
     """HTTP 409, or a JSON-patch ``test`` operation that failed (422)."""

@@ -46,6 +46,31 @@ def test_unavailable_throttled_or_timed_out_is_503_retry_after(
     assert '10.96.0.1' not in str(answer) and '6443' not in str(answer)
 
 
+def test_unserved_api_is_503_not_a_missing_vm():
+    """kube-apiserver's plain ``404 page not found`` for an API it does not
+    serve (no virt-api) is no missing VM."""
+    exc = apierrors.from_response(
+        404, b'404 page not found\n').about(
+            'update', resources.VM_ACTIONS, 'lab', 'start')
+    answer = errormap.from_kube(exc)
+    assert (answer.code, answer.message_id) == (
+        503, 'ServiceTemporarilyUnavailable')
+    assert 'does not serve virtualmachines/start.subresources.kubevirt.io' \
+        in str(answer)
+    assert 'no longer exists' not in str(answer)
+
+
+def test_missing_vm_is_404():
+    exc = apierrors.from_response(404, (
+        b'{"kind": "Status", "apiVersion": "v1", "status": "Failure", '
+        b'"message": "virtualmachines.kubevirt.io \\"vm\\" not found", '
+        b'"reason": "NotFound", "code": 404}')).about(
+            'update', resources.VM_ACTIONS, 'lab', 'start')
+    answer = errormap.from_kube(exc)
+    assert answer.code == 404
+    assert 'no longer exists' in str(answer)
+
+
 def test_forbidden_names_the_missing_permission():
     exc = apierrors.Forbidden(
         'virtualmachines.subresources.kubevirt.io "vm" is forbidden: User '
