@@ -47,8 +47,7 @@ def test_unavailable_throttled_or_timed_out_is_503_retry_after(
 
 
 def test_unserved_api_is_503_not_a_missing_vm():
-    """kube-apiserver's plain ``404 page not found`` for an API it does not
-    serve (no virt-api) is no missing VM."""
+    """A plain ``404 page not found`` (no virt-api) is no missing VM."""
     exc = apierrors.from_response(
         404, b'404 page not found\n').about(
             'update', resources.VM_ACTIONS, 'lab', 'start')
