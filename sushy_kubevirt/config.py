@@ -133,10 +133,16 @@ def _key(name, prefix=PREFIX):
     return prefix + name.upper()
 
 
+#: Keys read beside :func:`load`: the sessions' (``redfish.sessions``).
+SESSION_TIMEOUT_KEY = _key('session_timeout')
+SESSION_NAMESPACE_KEY = _key('session_namespace')
+
+
 def known_keys():
-    """Every ``SUSHY_EMULATOR_KUBEVIRT_*`` key :func:`load` reads."""
+    """Every ``SUSHY_EMULATOR_KUBEVIRT_*`` key the emulator reads."""
     keys = {_key(f.name) for f in dataclasses.fields(Settings)
             if f.name not in ('vmedia', 'events')}
+    keys |= {SESSION_TIMEOUT_KEY, SESSION_NAMESPACE_KEY}
     return keys | {_key(f.name, VMEDIA_PREFIX)
                    for f in dataclasses.fields(Vmedia)} | {
         _key(f.name, EVENTS_PREFIX) for f in dataclasses.fields(Events)}

@@ -35,6 +35,7 @@ import re
 import secrets
 import time
 
+from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 
 LABEL = 'sushy-kubevirt.io/session'
@@ -47,13 +48,13 @@ DIGEST = 'token-sha256'
 DEFAULT_TIMEOUT = 1800
 _ID = re.compile(r'^[0-9a-f]{16}$')
 
-TIMEOUT_KEY = 'SUSHY_EMULATOR_KUBEVIRT_SESSION_TIMEOUT'
-NAMESPACE_KEY = 'SUSHY_EMULATOR_KUBEVIRT_SESSION_NAMESPACE'
+TIMEOUT_KEY = config.SESSION_TIMEOUT_KEY
+NAMESPACE_KEY = config.SESSION_NAMESPACE_KEY
 
 Session = collections.namedtuple('Session', 'id user created used')
 
 
-def settings(config, namespaces):
+def settings(app_config, namespaces):
     """``(namespace, timeout)`` of the sessions from the emulator config.
 
     The namespace defaults to the first served one (``default`` when all
@@ -61,12 +62,12 @@ def settings(config, namespaces):
 
     :raises ValueError: naming the key.
     """
-    timeout = config.get(TIMEOUT_KEY, DEFAULT_TIMEOUT)
+    timeout = app_config.get(TIMEOUT_KEY, DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int) or \
             timeout < 1:
         raise ValueError('%s must be a whole number of seconds >= 1, not '
                          '%r' % (TIMEOUT_KEY, timeout))
-    namespace = config.get(NAMESPACE_KEY) or (
+    namespace = app_config.get(NAMESPACE_KEY) or (
         namespaces[0] if namespaces else 'default')
     return namespace, timeout
 

@@ -14,6 +14,7 @@
 
 import pytest
 
+from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.redfish import sessions
 
@@ -121,3 +122,10 @@ def test_a_login_deletes_expired_sessions(store, clock):
     clock[0] += 101
     new, _ = store.create('admin')
     assert set(store.cluster.secrets) == {sessions.PREFIX + new.id}
+
+
+def test_session_keys_are_known_settings(caplog):
+    """The sessions' documented keys draw no "Unknown setting" warning."""
+    config.warn_unknown({sessions.TIMEOUT_KEY: 60,
+                         sessions.NAMESPACE_KEY: 'lab'})
+    assert 'Unknown setting' not in caplog.text
