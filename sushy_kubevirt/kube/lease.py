@@ -115,9 +115,20 @@ class Elector:
                 LOG.info('Lease %s not released: %s', self.name, exc)
 
     def _run(self):
+        denied = None
         while not self._stop.is_set():
             try:
                 self._try()
+                denied = None
+            except apierrors.Forbidden as exc:
+                # No candidate can ever lead: say so once, not per round.
+                if str(exc) != denied:
+                    LOG.error('Lease %s in namespace %s cannot be taken: '
+                              'the RBAC permission to %s is missing: %s',
+                              self.name, self.namespace,
+                              exc.permission() or 'get, create and update '
+                              'leases', exc)
+                denied = str(exc)
             except apierrors.ApiError as exc:
                 LOG.debug('Lease %s: %s', self.name, exc)
             except Exception:

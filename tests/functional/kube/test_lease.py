@@ -105,3 +105,22 @@ def test_a_silent_leader_is_replaced_after_the_duration(
         assert spec.lease_transitions == 4
     finally:
         elector.stop()
+
+
+def test_a_lease_the_rbac_forbids_is_an_error_once(sim, cluster_factory,
+                                                   caplog):
+    """A missing leases permission is logged as an error, once."""
+    sim.authz.deny(resource='leases')
+    elector = _elector(cluster_factory(sim), [], {})
+    with caplog.at_level('DEBUG', logger=lease.__name__):
+        elector.start()
+        try:
+            wait_for(lambda: len(sim.request_log.entries(
+                resource='leases')) >= 3)
+        finally:
+            elector.stop()
+    errors = [r for r in caplog.records if r.levelname == 'ERROR']
+    assert len(errors) == 1
+    assert 'the RBAC permission to get leases.coordination.k8s.io in ' \
+        'namespace default is missing' in errors[0].getMessage()
+    assert not elector.leading()
