@@ -38,6 +38,7 @@ import time
 import urllib.error
 import urllib.request
 
+from sushy_kubevirt.controlplane import audit
 from sushy_kubevirt.controlplane import build
 from sushy_kubevirt.controlplane import crds
 from sushy_kubevirt.controlplane import pki
@@ -141,6 +142,11 @@ class ControlPlane:
     @property
     def pki(self):
         return self.workdir / 'pki'
+
+    @property
+    def audit_path(self):
+        """kube-apiserver's audit log (``audit.AuditLog`` reads it)."""
+        return self.workdir / 'audit.log'
 
     @property
     def ca_file(self):
@@ -249,8 +255,11 @@ class ControlPlane:
             '--requestheader-extra-headers-prefix', 'X-Remote-Extra-',
             '--proxy-client-cert-file', str(p / 'front-proxy-client.crt'),
             '--proxy-client-key-file', str(p / 'front-proxy-client.key'),
+            '--audit-policy-file', str(audit.write_policy(
+                self.workdir / 'audit-policy.json')),
+            '--audit-log-path', str(self.audit_path),
             '--profiling=false', '--v=1',
-        ] + self.apiserver_args
+        ] + list(audit.FLAGS) + self.apiserver_args
 
     def _start_apiserver(self):
         self._spawn('kube-apiserver', self.apiserver_argv())
