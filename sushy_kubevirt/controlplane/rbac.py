@@ -80,7 +80,8 @@ def bind(cp, account_namespace, namespaces=(), cluster=False):
 
 
 def emulator_kubeconfig(cp, path, namespaces=(), cluster=False,
-                        account_namespace=SERVICE_ACCOUNT):
+                        account_namespace=SERVICE_ACCOUNT,
+                        default_namespace=None):
     """Write a kubeconfig for the emulator's ServiceAccount; its path.
 
     The account is bound to the shipped RBAC first (``bind``).
@@ -90,4 +91,5 @@ def emulator_kubeconfig(cp, path, namespaces=(), cluster=False,
     token = cp.service_account_token(account_namespace, SERVICE_ACCOUNT)
     return cp.write_kubeconfig(
         path, token=token, user=SERVICE_ACCOUNT,
-        namespace=(list(namespaces) or [account_namespace])[0])
+        namespace=default_namespace or (list(namespaces) or
+                                        [account_namespace])[0])

@@ -114,7 +114,7 @@ class ControlPlane:
     """etcd + kube-apiserver + kube-controller-manager on loopback."""
 
     def __init__(self, workdir=None, *, crd_schemas=None, binaries=None,
-                 apiserver_args=(), log=None):
+                 port=None, apiserver_args=(), log=None):
         self._tmp = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix='skv-cp-')
@@ -125,7 +125,7 @@ class ControlPlane:
         self.apiserver_args = list(apiserver_args)
         self.log = log
         self.admin_token = secrets.token_urlsafe(32)
-        self.port = None
+        self.port = port
         self.etcd_port = None
         self.processes = {}
 
@@ -159,7 +159,7 @@ class ControlPlane:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._make_pki()
         self.etcd_port = free_port()
-        self.port = free_port()
+        self.port = self.port or free_port()
         try:
             self._start_etcd()
             self._start_apiserver()

@@ -1,0 +1,155 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A real control plane with the simulator's KubeVirt and CDI: KWOK-style.
+
+``RealCluster(vms=..., namespaces=...)`` starts
+``sushy_kubevirt.controlplane.server.ControlPlane`` (etcd, kube-apiserver,
+kube-controller-manager, the KubeVirt and CDI CRDs) and
+``external.External`` (the simulated virt-controller, virt-handler, CDI
+importer and virt-api as an aggregated APIService and webhooks), with the
+``Simulator``'s knobs and names where they apply: ``store`` (the external
+controllers' view), ``url``, ``write_kubeconfig``, ``request_log`` (the
+emulator's requests, from kube-apiserver's audit log), ``restart_api``
+(``kill -9`` of kube-apiserver and a restart), ``wait_for``.
+"""
+
+import os
+import pathlib
+import tempfile
+import time
+
+from sushy_kubevirt.controlplane import rbac
+from sushy_kubevirt.controlplane import server
+from sushy_kubevirt.simulator import auditlog
+from sushy_kubevirt.simulator import external
+from sushy_kubevirt.simulator import schemas
+
+#: The emulator's identity: the ServiceAccount the manifests deploy.
+EMULATOR_USER = 'system:serviceaccount:%s:%s' % (rbac.SERVICE_ACCOUNT,
+                                                 rbac.SERVICE_ACCOUNT)
+
+
+class RealCluster:
+    """etcd + kube-apiserver + kube-controller-manager + simulated KubeVirt.
+
+    :param roles_in: namespaces that get the shipped namespaced Role too
+        (the ClusterRole is bound cluster-wide): the EventService's Lease
+        and the sessions' Secrets live there.
+    """
+
+    def __init__(self, *, vms=0, namespaces=1, time_scale=1.0,
+                 stage_delays=None, guest_agent=False, crd_schemas=None,
+                 workdir=None, port=None, roles_in=('default',),
+                 apiserver_args=()):
+        self.vms = vms
+        self.namespaces = namespaces
+        self.time_scale = time_scale
+        self.stage_delays = stage_delays
+        self.guest_agent = guest_agent
+        self.crd_schemas = crd_schemas or os.environ.get(schemas.ENV)
+        self.roles_in = tuple(roles_in)
+        self._tmp = None
+        if workdir is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix='skv-real-')
+            workdir = self._tmp.name
+        self.workdir = pathlib.Path(workdir)
+        self.control_plane = server.ControlPlane(
+            self.workdir / 'control-plane', crd_schemas=self.crd_schemas,
+            port=port, apiserver_args=apiserver_args)
+        self.external = None
+        self.store = None
+        self.request_log = auditlog.AuditLog(self.control_plane.audit_path,
+                                             users=[EMULATOR_USER])
+
+    @property
+    def url(self):
+        return self.control_plane.url
+
+    @property
+    def port(self):
+        return self.control_plane.port
+
+    @property
+    def token(self):
+        return self.control_plane.admin_token
+
+    @property
+    def admin_kubeconfig(self):
+        return self.workdir / 'admin.kubeconfig'
+
+    def start(self):
+        if not self.crd_schemas or not os.path.isdir(self.crd_schemas):
+            raise ValueError(
+                'a real control plane needs the CRD schema directory '
+                '(--crd-schemas or $%s), got %r'
+                % (schemas.ENV, self.crd_schemas))
+        cp = self.control_plane.start()
+        try:
+            cp.write_kubeconfig(self.admin_kubeconfig)
+            cert, key = cp.authority.issue('virt-api', 'virt-api',
+                                           hosts=external.SERVING_HOSTS)
+            self.external = external.External(
+                self.admin_kubeconfig, webhook_cert=cert, webhook_key=key,
+                client_ca=cp.pki / 'front-proxy-ca.crt',
+                ca_bundle=cp.ca_file, time_scale=self.time_scale,
+                stage_delays=self.stage_delays,
+                guest_agent=self.guest_agent, vms=self.vms,
+                namespaces=self.namespaces).start()
+            self.store = self.external.store
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self):
+        if self.external is not None:
+            self.external.stop()
+            self.external = None
+        self.control_plane.stop()
+        if self._tmp is not None:
+            self._tmp.cleanup()
+            self._tmp = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc):
+        self.stop()
+
+    def write_kubeconfig(self, path, *, namespace='default'):
+        """A kubeconfig of the emulator's ServiceAccount; its path.
+
+        The account is bound to the shipped ClusterRole and, in
+        ``roles_in``, to the shipped Role.
+        """
+        return rbac.emulator_kubeconfig(
+            self.control_plane, path, namespaces=self.roles_in,
+            cluster=True, default_namespace=namespace)
+
+    def write_admin_kubeconfig(self, path):
+        return self.control_plane.write_kubeconfig(path)
+
+    def restart_api(self):
+        """``kill -9`` kube-apiserver, start it again; the seconds down."""
+        return self.control_plane.restart_apiserver()
+
+    def wait_for(self, predicate, timeout=10.0, interval=0.02):
+        """Poll ``predicate()`` until true; return its value or raise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() >= deadline:
+                raise TimeoutError('condition not met in %.1fs' % timeout)
+            time.sleep(interval)
