@@ -18,15 +18,14 @@ shuts guests down quickly so soft power-off completes within a test.
 """
 
 import pytest
-import requests
 import sushy
+from tests import backend
 from tests.functional.emulator.conftest import config_file  # noqa: F401
 from tests.functional.emulator.conftest import emulator  # noqa: F401
 from tests.functional.emulator.conftest import machine  # noqa: F401
 from tests.functional.emulator.conftest import machines  # noqa: F401
 from tests.functional.emulator import harness
 
-from sushy_kubevirt.simulator import Simulator
 
 VMS = 12
 #: Fast VMI stages; a guest honours an ACPI shutdown within 0.3 s.
@@ -47,13 +46,12 @@ def api_calls(sim):
     client can see the answer first: a sentinel ``GET /version`` sent
     afterwards and seen in the log bounds that window.
     """
-    requests.get(sim.url + '/version', timeout=10)
-    sim.wait_for(lambda: sim.request_log.count(path='/version'), 5.0)
+    backend.log_complete(sim)
     return [e for e in harness.api_calls(sim) if e['path'] != '/version']
 
 
 def simulator(vms):
-    return Simulator(vms=vms, stage_delays=DELAYS).start()
+    return backend.start(vms=vms, stage_delays=DELAYS)
 
 
 def sim_fixture(vms):

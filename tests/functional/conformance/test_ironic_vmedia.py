@@ -26,6 +26,7 @@ import time
 
 import pytest
 import sushy
+from tests import backend
 from tests.functional.conformance import conftest
 from tests.functional.conformance import test_ironic_flows as flows
 from tests.functional.emulator import harness
@@ -33,7 +34,6 @@ from tests.functional.vmedia.conftest import images  # noqa: F401
 
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.simulator import cdi
-from sushy_kubevirt.simulator import Simulator
 
 #: The import lasts 2 s, so the power-on right after the insert is
 #: refused at least once.
@@ -50,7 +50,7 @@ CDROM = media.disk_name('Cd')
 
 @pytest.fixture(scope='module')
 def sim():
-    running = Simulator(vms=4, stage_delays=DELAYS).start()
+    running = backend.start(vms=4, stage_delays=DELAYS)
     try:
         yield running
     finally:

@@ -16,10 +16,10 @@ import itertools
 
 import pytest
 import sushy
+from tests import backend
 from tests.functional.emulator import harness
 
 from sushy_kubevirt.kubevirt import identity
-from sushy_kubevirt.simulator import Simulator
 
 VMS = 24
 FAST = {'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1}
@@ -36,7 +36,7 @@ class Machine:
 
 @pytest.fixture(scope='module')
 def sim():
-    simulator = Simulator(vms=VMS, stage_delays=FAST).start()
+    simulator = backend.start(vms=VMS, stage_delays=FAST)
     try:
         yield simulator
     finally:

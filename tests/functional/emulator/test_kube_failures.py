@@ -21,18 +21,18 @@ address.
 
 import pytest
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 
 from sushy_kubevirt.kubevirt import identity
-from sushy_kubevirt.simulator import Simulator
 
 NAMESPACES = ('ns-000', 'ns-001')
 
 
 @pytest.fixture(scope='module')
 def sim():
-    simulator = Simulator(vms=4, namespaces=2, stage_delays={
-        'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1}).start()
+    simulator = backend.start(vms=4, namespaces=2, stage_delays={
+        'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1})
     try:
         yield simulator
     finally:

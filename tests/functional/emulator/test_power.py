@@ -14,6 +14,7 @@
 
 import requests
 import sushy
+from tests import backend
 from tests.functional.emulator import harness
 
 ON = sushy.SYSTEM_POWER_STATE_ON
@@ -49,8 +50,7 @@ def test_on_then_force_off(sim, redfish, machine):
 
 def _calls(sim):
     """API calls so far (a sentinel request makes the log complete)."""
-    requests.get(sim.url + '/version', timeout=10)
-    sim.wait_for(lambda: sim.request_log.count(path='/version'), 5.0)
+    backend.log_complete(sim)
     return ['%s %s' % (e['method'], e['resource'])
             for e in harness.api_calls(sim) if e['path'] != '/version']
 

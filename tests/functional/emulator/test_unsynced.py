@@ -15,10 +15,10 @@
 import collections
 
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 
 from sushy_kubevirt.kubevirt import identity
-from sushy_kubevirt.simulator import Simulator
 
 #: The informers' first list is paginated (limit=500, the reflector's
 #: page size); holding it keeps the cache unsynced.
@@ -28,7 +28,7 @@ INFORMER_LIST = {'method': 'GET', 'query': {'limit': '500'},
 
 
 def test_unsynced_get_reads_each_object_once(tmp_path):
-    sim = Simulator(vms=3).start()
+    sim = backend.start(vms=3)
     server = None
     try:
         # Long enough for one GET; stop() then waits for the held list.

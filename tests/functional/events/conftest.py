@@ -16,11 +16,11 @@ import re
 
 import pytest
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 from tests.functional.events import receiver as receivermod
 
 from sushy_kubevirt.kubevirt import identity
-from sushy_kubevirt.simulator import Simulator
 
 FAST = {'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1}
 EVENTS = {'SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE': 'default',
@@ -36,7 +36,7 @@ _LEADER = re.compile(r'^sushy_kubevirt_events_leader\{candidate="([^"]+)"\} '
 
 @pytest.fixture(scope='module')
 def sim():
-    simulator = Simulator(vms=8, stage_delays=FAST).start()
+    simulator = backend.start(vms=8, stage_delays=FAST)
     try:
         yield simulator
     finally:

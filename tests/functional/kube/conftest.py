@@ -18,12 +18,12 @@ import time
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
 import pytest
+from tests import backend
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.kube.cluster import Cluster
 from sushy_kubevirt.kube import reflector
-from sushy_kubevirt.simulator import Simulator
 
 TIMINGS = reflector.Timings(backoff_initial=0.05, backoff_cap=0.2,
                             backoff_reset=5.0, watch_timeout=(1, 1),
@@ -53,7 +53,7 @@ def sim_factory():
     def make(**kwargs):
         kwargs.setdefault('bookmark_interval', 0.2)
         kwargs.setdefault('min_request_timeout', 2.0)
-        sim = Simulator(**kwargs).start()
+        sim = backend.start(**kwargs)
         sims.append(sim)
         return sim
 

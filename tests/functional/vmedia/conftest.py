@@ -23,12 +23,12 @@ import threading
 
 import pytest
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.simulator import cdi
-from sushy_kubevirt.simulator import Simulator
 
 VMS = 32
 #: VM stages fast; the import slow enough to be seen in progress.
@@ -161,7 +161,7 @@ class Machine:
 
 @pytest.fixture(scope='module')
 def sim():
-    simulator = Simulator(vms=VMS, stage_delays=DELAYS).start()
+    simulator = backend.start(vms=VMS, stage_delays=DELAYS)
     try:
         yield simulator
     finally:

@@ -20,10 +20,10 @@ import threading
 import time
 
 import pytest
+from tests import backend
 from tests.functional.vmedia import conftest
 
 from sushy_kubevirt.kubevirt import media
-from sushy_kubevirt.simulator import Simulator
 
 TINY = {'Scheduling': 0.01, 'Scheduled': 0.01, 'Running': 0.01,
         'ImportScheduled': 0.01, 'ImportInProgress': 0.1}
@@ -49,7 +49,7 @@ def emulator_settings():
 
 @pytest.fixture(scope='module')
 def sim():
-    simulator = Simulator(vms=2, stage_delays=TINY).start()
+    simulator = backend.start(vms=2, stage_delays=TINY)
     try:
         yield simulator
     finally:

@@ -20,9 +20,9 @@ until the cache holds that resourceVersion or a newer one).
 """
 
 import pytest
+from tests import backend
 from tests.functional.emulator import harness
 
-from sushy_kubevirt.simulator import Simulator
 
 ROUNDS = 30
 #: Tiny delays: the import ends while the loop runs.
@@ -35,7 +35,7 @@ LAG = 0.1
 
 @pytest.fixture(scope='module')
 def sim():
-    simulator = Simulator(vms=4, stage_delays=TINY).start()
+    simulator = backend.start(vms=4, stage_delays=TINY)
     simulator.faults.event_delay(LAG, path='datavolumes$',
                                  query={'watch': None}, times=None)
     try:

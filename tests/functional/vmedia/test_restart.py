@@ -26,13 +26,13 @@ import threading
 
 import pytest
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 from tests.functional.vmedia import conftest
 
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import media
-from sushy_kubevirt.simulator import Simulator
 
 #: Seconds the held download waits at most (then it completes).
 GATE_TIMEOUT = 60.0
@@ -94,7 +94,7 @@ class HeldImage:
 
 @pytest.fixture(scope='module')
 def sim():
-    simulator = Simulator(vms=2, stage_delays=DELAYS).start()
+    simulator = backend.start(vms=2, stage_delays=DELAYS)
     try:
         yield simulator
     finally:
