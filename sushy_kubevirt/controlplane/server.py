@@ -264,7 +264,7 @@ class ControlPlane:
     def _start_apiserver(self):
         self._spawn('kube-apiserver', self.apiserver_argv())
 
-    def restart_apiserver(self, sig=signal.SIGKILL):
+    def restart_apiserver(self, sig=signal.SIGKILL, down_seconds=0.0):
         """Kill kube-apiserver (``kill -9``) and start it again.
 
         On the same port; waits until it is ready and returns the seconds
@@ -272,6 +272,7 @@ class ControlPlane:
         """
         started = time.monotonic()
         self.processes['kube-apiserver'].kill(sig)
+        time.sleep(down_seconds)
         self._start_apiserver()
         self.wait_ready()
         return time.monotonic() - started

@@ -30,10 +30,16 @@ import urllib.error
 import urllib.request
 
 from sushy_kubevirt import simulator
+from sushy_kubevirt.simulator import control
 from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import schemas
 
 PROG = 'sushy-kubevirt-simulator'
+CONTROL_PLANES = ('simulator', 'kube-apiserver')
+#: Options of the simulated API server alone.
+SIMULATED_ONLY = ('host', 'field_validation', 'latency_ms', 'max_qps',
+                  'max_inflight', 'history_size', 'bookmark_interval',
+                  'min_request_timeout', 'token')
 
 
 def _stage_delays(text):
@@ -57,6 +63,19 @@ def serve_parser():
         description='Serve a simulated Kubernetes + KubeVirt + CDI API on '
         'loopback until SIGINT/SIGTERM. "%s fault --help" controls a '
         'running one.' % PROG)
+    parser.add_argument('--control-plane', choices=CONTROL_PLANES,
+                        default='simulator',
+                        help='"simulator" (the default): the simulated API '
+                        'server; "kube-apiserver": a real etcd, '
+                        'kube-apiserver and kube-controller-manager on '
+                        'loopback (built with Go on first use), with the '
+                        "simulator's KubeVirt and CDI as external "
+                        'controllers; needs --crd-schemas')
+    parser.add_argument('--emulator-kubeconfig', metavar='PATH',
+                        help='with --control-plane kube-apiserver: also '
+                        "write a kubeconfig of the emulator's "
+                        'ServiceAccount under the shipped RBAC (default: '
+                        'the --kubeconfig path plus ".emulator")')
     parser.add_argument('--vms', type=int, default=0,
                         help='number of VirtualMachines to create')
     parser.add_argument('--namespaces', type=int, default=1,
@@ -237,16 +256,13 @@ def main(argv=None):
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s '
                         '%(message)s')
+    if args.control_plane == 'kube-apiserver':
+        return _serve_real(parser, args)
     try:
         sim = _simulator(args)
     except ValueError as exc:
         parser.error(str(exc))
-    stopping = threading.Event()
-
-    def on_signal(signum, frame):
-        stopping.set()
-    signal.signal(signal.SIGINT, on_signal)
-    signal.signal(signal.SIGTERM, on_signal)
+    stopping = _stopping()
     sim.start()
     try:
         path = sim.write_kubeconfig(args.kubeconfig)
@@ -257,6 +273,58 @@ def main(argv=None):
             pass
     finally:
         sim.stop()
+    return 0
+
+
+def _stopping():
+    """An Event set by SIGINT or SIGTERM."""
+    stopping = threading.Event()
+
+    def on_signal(signum, frame):
+        stopping.set()
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+    return stopping
+
+
+def _serve_real(parser, args):
+    defaults = serve_parser().parse_args(['--kubeconfig', '-'])
+    given = ['--' + key.replace('_', '-') for key in SIMULATED_ONLY
+             if getattr(args, key) != getattr(defaults, key)]
+    if given:
+        parser.error('%s: only for the simulated API server, not '
+                     '--control-plane kube-apiserver' % ', '.join(given))
+    # Imported here: the control plane needs the [controlplane] extra.
+    from sushy_kubevirt.controlplane import build
+    from sushy_kubevirt.simulator import realcluster
+    cluster = realcluster.RealCluster(
+        vms=args.vms, namespaces=args.namespaces,
+        time_scale=args.time_scale, stage_delays=args.stage_delays,
+        guest_agent=args.guest_agent, crd_schemas=args.crd_schemas,
+        port=args.port or None)
+    stopping = _stopping()
+    try:
+        cluster.start()
+    except (ValueError, build.BuildError) as exc:
+        cluster.stop()
+        parser.error(str(exc))
+    try:
+        admin = cluster.write_admin_kubeconfig(args.kubeconfig)
+        emulator = cluster.write_kubeconfig(
+            args.emulator_kubeconfig or args.kubeconfig + '.emulator')
+        server = control.ControlServer(realcluster.ControlTarget(cluster),
+                                       port=args.control_port).start()
+        print('kube-apiserver listening on %s (%d VMs, kubeconfig %s, '
+              'emulator kubeconfig %s, control %s, token %s)'
+              % (cluster.url, args.vms, admin, emulator, server.url,
+                 cluster.token), flush=True)
+        try:
+            while not stopping.wait(0.5):
+                pass
+        finally:
+            server.stop()
+    finally:
+        cluster.stop()
     return 0
 
 

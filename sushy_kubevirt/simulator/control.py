@@ -104,9 +104,18 @@ def _check(body):
         raise BadRequest('seconds must be a non-negative number')
 
 
+#: What each group of endpoints needs of its target (a real control plane
+#: has no fault rules and no authorizer of ours: 501).
+_NEEDS = {'faults': 'faults', 'namespaces': 'authz'}
+
+
 def handle(sim, method, path, body):
     """Return ``(code, document)`` for one control request."""
     parts = [p for p in path.split('/') if p]
+    need = _NEEDS.get(parts[0] if parts else None)
+    if need and not hasattr(sim, need):
+        return 501, {'error': '%s is not available on this control plane'
+                     % path}
     if parts == ['faults']:
         if method == 'GET':
             return 200, {'faults': [rule_doc(r) for r in sim.faults.rules()]}

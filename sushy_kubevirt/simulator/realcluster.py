@@ -26,6 +26,7 @@ emulator's requests, from kube-apiserver's audit log), ``restart_api``
 import os
 import pathlib
 import tempfile
+import threading
 import time
 
 from sushy_kubevirt.controlplane import rbac
@@ -139,9 +140,38 @@ class RealCluster:
     def write_admin_kubeconfig(self, path):
         return self.control_plane.write_kubeconfig(path)
 
-    def restart_api(self):
-        """``kill -9`` kube-apiserver, start it again; the seconds down."""
-        return self.control_plane.restart_apiserver()
+    def restart_api(self, down_seconds=0.0):
+        """``kill -9`` kube-apiserver; start it again after ``down_seconds``.
+
+        Returns the seconds it was down.
+        """
+        return self.control_plane.restart_apiserver(down_seconds=down_seconds)
+
+    def compact(self):
+        """Compact etcd at its current revision; return the revision."""
+        return self.control_plane.compact_etcd()
+
+
+class ControlTarget:
+    """The fault control API's (``control``) view of a real cluster.
+
+    It can restart kube-apiserver and compact etcd; fault rules and
+    forbidden namespaces answer 501.
+    """
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.token = cluster.token
+        self.store = self
+        self.compacted_resource_version = None
+
+    def restart_api(self, down_seconds):
+        threading.Thread(target=self.cluster.restart_api,
+                         args=(down_seconds,), daemon=True,
+                         name='restart kube-apiserver').start()
+
+    def compact(self):
+        self.compacted_resource_version = self.cluster.compact()
 
     def wait_for(self, predicate, timeout=10.0, interval=0.02):
         """Poll ``predicate()`` until true; return its value or raise."""
