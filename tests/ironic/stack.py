@@ -29,10 +29,9 @@ import sys
 import threading
 
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 from tests.ironic import iso
-
-from sushy_kubevirt.simulator import Simulator
 
 BIN = os.path.dirname(sys.executable)
 STAGES = {'Scheduling': 0.2, 'Scheduled': 0.2, 'Running': 0.3}
@@ -205,8 +204,9 @@ class Stack:
         self._exit.close()
 
     def _start(self):
-        self.sim = self._exit.enter_context(Simulator(
-            vms=self.vms, stage_delays=STAGES))
+        self.sim = backend.start(
+            vms=self.vms, stage_delays=STAGES)
+        self._exit.callback(self.sim.stop)
         http_root = os.path.join(self.tmp, 'httpboot')
         os.makedirs(os.path.join(http_root, 'images'))
         with open(os.path.join(http_root, 'images', ISO_NAME), 'wb') as out:
