@@ -20,7 +20,8 @@ certificates) on an importer thread. A URL that cannot be fetched at all
 (control characters, a malformed host, not http(s)) fails the import at
 once. As Go's net/http (CDI's importer) does, the credentials follow a
 redirect only to the same host or one of its subdomains. ``install``
-also starts the ownerReference garbage collector (``garbagecollector``).
+also starts the ownerReference garbage collector (``garbagecollector``),
+unless ``owner_gc=False`` (a real kube-controller-manager collects).
 """
 
 import base64
@@ -238,14 +239,15 @@ class _Redirects(urllib.request.HTTPRedirectHandler):
 class DataVolumeController:
     """Reconciles DataVolumes and runs their importers."""
 
-    def __init__(self, sim):
+    def __init__(self, sim, owner_gc=True):
         self.sim = sim
         self.store = storage.Manager(sim.store, CDI_CONTROLLER)
         # PVC binding and garbage collection: kube-controller-manager's.
         self.kcm = storage.Manager(sim.store, KUBE_CONTROLLER_MANAGER)
         self.delays, self.scheduler = clock.for_controller(
             sim, DEFAULT_DELAYS, 'sim-cdi')
-        self.gc = garbagecollector.OwnerGC(self.store, self.scheduler)
+        self.gc = (garbagecollector.OwnerGC(self.store, self.scheduler)
+                   if owner_gc else None)
         self._stop = threading.Event()
         self._imports = {}
         self._lock = threading.Lock()
@@ -268,7 +270,8 @@ class DataVolumeController:
     # events -------------------------------------------------------------
 
     def on_event(self, event, rt, obj, old):
-        self.gc.on_event(event, rt, obj, old)
+        if self.gc is not None:
+            self.gc.on_event(event, rt, obj, old)
         meta = obj.get('metadata') or {}
         ns = meta.get('namespace')
         if rt.key == DV_RT.key:
@@ -510,6 +513,6 @@ class DataVolumeController:
                               subresource='status')
 
 
-def install(sim):
-    """Register DataVolumes and start the CDI controller and the GC."""
-    return DataVolumeController(sim).start()
+def install(sim, owner_gc=True):
+    """Register DataVolumes and start the CDI controller (and the GC)."""
+    return DataVolumeController(sim, owner_gc).start()
