@@ -58,8 +58,10 @@ CLUSTER_RULES = {
                                          'delete'],
     # Media credentials (get, create, delete) and Redfish sessions (all).
     ('', 'secrets'): ['get', 'list', 'create', 'patch', 'delete'],
+    # The check that a configured namespace exists.
+    ('', 'namespaces'): ['get'],
 }
-NAMESPACE_RULES = {**CLUSTER_RULES, ('', 'namespaces'): ['get'],
+NAMESPACE_RULES = {**CLUSTER_RULES,
                    # and the EventService (its Lease)
                    ('coordination.k8s.io', 'leases'): ['get', 'create',
                                                        'update']}
