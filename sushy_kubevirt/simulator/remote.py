@@ -33,6 +33,7 @@ reason, message and details.
 import ipaddress
 import json
 import logging
+import random
 import threading
 import time
 import urllib.parse
@@ -53,6 +54,7 @@ CONNECT_TIMEOUT = 10.0
 PAGE_SIZE = 500
 MAX_PAGES = 10_000
 CONFLICT_RETRIES = 10
+CONFLICT_PAUSE = 0.01        # seconds, times the attempt, jittered
 BACKOFF_FIRST, BACKOFF_MAX = 0.1, 5.0
 POOL_SIZE = 32               # watch threads hold a connection each
 
@@ -62,12 +64,18 @@ def api_client(kubeconfig, context=None):
     cfg = client.Configuration()
     config.load_kube_config(config_file=str(kubeconfig), context=context,
                             client_configuration=cfg, persist_config=False)
-    host = urllib.parse.urlsplit(cfg.host).hostname or ''
-    if host != 'localhost' and not ipaddress.ip_address(host).is_loopback:
+    if not _loopback(urllib.parse.urlsplit(cfg.host).hostname or ''):
         raise ValueError('the API server must be on loopback, not %s'
                          % cfg.host)
     cfg.connection_pool_maxsize = POOL_SIZE
     return client.ApiClient(cfg)
+
+
+def _loopback(host):
+    try:
+        return host == 'localhost' or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def api_error(exc):
@@ -448,12 +456,15 @@ class RemoteStore:
                manager=None):
         """GET, ``fn(copy)``, PUT; a 409 Conflict reads and retries.
 
+        At most ``CONFLICT_RETRIES`` times, after a short random pause.
         If ``fn`` sets a different resourceVersion the write fails with
         409 at once, as in the in-process store.
         """
         path = self.path(rt, namespace, name)
         conflict = None
-        for _attempt in range(CONFLICT_RETRIES):
+        for attempt in range(CONFLICT_RETRIES):
+            if conflict is not None:   # writers in step would clash again
+                time.sleep(random.uniform(0, CONFLICT_PAUSE * attempt))
             current = _decorate(rt, self.request('GET', path))
             new = storage.clone(current)
             fn(new)

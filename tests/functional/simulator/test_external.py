@@ -12,13 +12,16 @@
 
 """The simulator's controllers (``External``) on a real control plane.
 
-One kube-apiserver + etcd + kube-controller-manager for the module
-(``controlplane.server``), the KubeVirt and CDI controllers running
-against it, and the official client calling kube-apiserver: VMs run and
-stop, the aggregated ``subresources.kubevirt.io`` API is proxied to the
-simulator's handlers, the admission webhooks default and refuse, CDI
-imports, kube-controller-manager collects garbage. Skipped when the
-binaries cannot be built here (no Go); with CI=true that is a failure.
+``RemoteStore`` first, against the in-process simulator's HTTP API (no
+control plane needed). Then one kube-apiserver + etcd +
+kube-controller-manager for the module (``controlplane.server``), the
+KubeVirt and CDI controllers running against it, and the official client
+calling kube-apiserver: VMs run and stop, the aggregated
+``subresources.kubevirt.io`` API is proxied to the simulator's handlers,
+the admission webhooks default and refuse, CDI imports,
+kube-controller-manager collects garbage, the controllers survive a
+kube-apiserver restart. Those skip when the binaries cannot be built here
+(no Go); with CI=true that is a failure.
 """
 
 import http.server
@@ -39,8 +42,10 @@ from tests.functional.simulator import vmtools
 from sushy_kubevirt.controlplane import build
 from sushy_kubevirt.controlplane import server
 from sushy_kubevirt.simulator import admission
+from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import external
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import remote
 
 KV, CDI = ('kubevirt.io', 'v1'), ('cdi.kubevirt.io', 'v1beta1')
 VMS, VMIS, DVS = 'virtualmachines', 'virtualmachineinstances', 'datavolumes'
@@ -48,6 +53,115 @@ DELAYS = dict(vmtools.TINY, Shutdown=1.0)
 IMAGE = b'\x00ISO' * 50_000
 TIMEOUT = 30.0
 pytestmark = pytest.mark.timeout(600)
+
+
+def until(predicate, timeout=TIMEOUT, interval=0.1):
+    """Poll ``predicate()`` until it returns a true value; return it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise AssertionError('condition not met in %.0f s' % timeout)
+        time.sleep(interval)
+
+
+def heard(events, wanted):
+    return [e for e in events if e[0] == wanted[0] and e[1] == wanted[1]]
+
+
+@pytest.fixture
+def remote_store(simulator, kubeconfig):
+    store = remote.RemoteStore(kubeconfig)
+    store.register(apitools.WIDGETS)
+    store.wait_synced(10)
+    try:
+        yield store
+    finally:
+        store.stop()
+    assert not [t for t in threading.enumerate()
+                if t.name.startswith('remote-watch-')]
+
+
+@pytest.mark.simulator(install=False)
+def test_remote_store_reads_its_writes_and_hears_them(simulator,
+                                                      remote_store):
+    widgets = apitools.WIDGETS
+    simulator.store.create(widgets, apitools.widget('old'))
+    until(lambda: remote_store.try_get(widgets, 'default', 'old'))
+    events = []
+    remote_store.subscribe(lambda event, rt, obj, old: events.append(
+        (event, obj['metadata']['name'], old)))
+    assert heard(events, ('ADDED', 'old'))
+    created = remote_store.create(widgets, dict(
+        apitools.widget('new'), status={'phase': 'Ready'}))
+    assert created['status'] == {'phase': 'Ready'}
+    assert remote_store.get(widgets, 'default', 'new')['status'] == \
+        {'phase': 'Ready'}
+    changed = remote_store.mutate(
+        widgets, 'default', 'new',
+        lambda obj: obj['spec'].__setitem__('size', 2))
+    assert remote_store.get_ref(widgets, 'default', 'new') == changed
+    remote_store.delete(widgets, 'default', 'new')
+    assert remote_store.try_get(widgets, 'default', 'new') is None
+    until(lambda: heard(events, ('DELETED', 'new')))
+    assert [e[0] for e in events if e[1] == 'new'] == [
+        'ADDED', 'MODIFIED', 'MODIFIED', 'DELETED']
+    assert [o['metadata']['name'] for o in
+            remote_store.list(widgets, 'default')[0]] == ['old']
+
+
+@pytest.mark.simulator(install=False)
+def test_remote_store_errors_are_the_stores(simulator, remote_store):
+    widgets = apitools.WIDGETS
+    remote_store.create(widgets, apitools.widget('w'))
+    with pytest.raises(apistatus.ApiError) as remote_exc:
+        remote_store.mutate(widgets, 'default', 'w', lambda obj: obj[
+            'metadata'].__setitem__('resourceVersion', '1'))
+    with pytest.raises(apistatus.ApiError) as local_exc:
+        simulator.store.mutate(widgets, 'default', 'w', lambda obj: obj[
+            'metadata'].__setitem__('resourceVersion', '1'))
+    assert remote_exc.value.to_status() == local_exc.value.to_status()
+    for store in (remote_store, simulator.store):
+        with pytest.raises(apistatus.ApiError) as exc:
+            store.mutate(widgets, 'default', 'absent', lambda obj: None)
+        assert (exc.value.code, exc.value.message) == (
+            404, 'widgets.sim.example.com "absent" not found')
+
+
+@pytest.mark.simulator(install=False)
+def test_remote_store_retries_conflicts(simulator, remote_store):
+    widgets = apitools.WIDGETS
+    remote_store.create(widgets, apitools.widget('w', spec={'n': 0}))
+
+    def bump():
+        for _ in range(5):
+            remote_store.mutate(widgets, 'default', 'w', lambda obj: obj[
+                'spec'].__setitem__('n', obj['spec']['n'] + 1))
+    threads = [threading.Thread(target=bump) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert simulator.store.get(widgets, 'default', 'w')['spec']['n'] == 20
+
+
+@pytest.mark.simulator(install=False)
+def test_remote_store_relists_after_gone(simulator, remote_store, caplog):
+    widgets = apitools.WIDGETS
+    events = []
+    remote_store.subscribe(lambda event, rt, obj, old: events.append(
+        (event, obj['metadata']['name'])))
+    simulator.store.create(widgets, apitools.widget('before'))
+    until(lambda: ('ADDED', 'before') in events)
+    simulator.restart_api(down_seconds=1.0)   # the watch is cut
+    simulator.store.delete(widgets, 'default', 'before')
+    simulator.store.create(widgets, apitools.widget('after'))
+    simulator.store.compact()   # the watch's resourceVersion is gone
+    until(lambda: ('ADDED', 'after') in events)
+    until(lambda: ('DELETED', 'before') in events)
+    assert 'expired: relisting' in caplog.text
 
 
 def _unavailable(reason):
@@ -88,23 +202,25 @@ def _restart_controller_manager(plane):
     process.stop()
     argv = process.argv
     at = argv.index('--controllers') + 1
-    argv[at] += ',persistentvolumeclaim-protection-controller'
-    argv.append('--use-service-account-credentials')
+    if 'persistentvolumeclaim-protection' not in argv[at]:
+        argv[at] += ',persistentvolumeclaim-protection-controller'
+    if '--use-service-account-credentials' not in argv:
+        argv.append('--use-service-account-credentials')
     process.start()
 
 
 @pytest.fixture(scope='module')
-def kubeconfig(control_plane):
+def admin_kubeconfig(control_plane):
     return control_plane.write_kubeconfig(control_plane.workdir /
                                           'admin.kubeconfig')
 
 
 @pytest.fixture(scope='module')
-def cluster(control_plane, kubeconfig):
+def cluster(control_plane, admin_kubeconfig):
     cert, key = control_plane.authority.issue(
         'webhooks', 'sushy-kubevirt-webhooks', hosts=external.SERVING_HOSTS)
     controllers = external.External(
-        kubeconfig, webhook_cert=cert, webhook_key=key,
+        admin_kubeconfig, webhook_cert=cert, webhook_key=key,
         client_ca=control_plane.pki / 'front-proxy-ca.crt',
         ca_bundle=control_plane.ca_file, time_scale=100, stage_delays=DELAYS,
         vms=2, namespaces=1)
@@ -119,8 +235,9 @@ def cluster(control_plane, kubeconfig):
 
 
 @pytest.fixture(scope='module')
-def custom(cluster, kubeconfig):
-    api_client = config.new_client_from_config(config_file=kubeconfig)
+def custom(cluster, admin_kubeconfig):
+    api_client = config.new_client_from_config(
+        config_file=admin_kubeconfig)
     try:
         yield client.CustomObjectsApi(api_client)
     finally:
@@ -147,18 +264,6 @@ def images():
         httpd.shutdown()
         httpd.server_close()
         thread.join(timeout=5)
-
-
-def until(predicate, timeout=TIMEOUT, interval=0.1):
-    """Poll ``predicate()`` until it returns a true value; return it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError('condition not met in %.0f s' % timeout)
-        time.sleep(interval)
 
 
 def get(custom, plural, name, api=KV):
@@ -331,3 +436,28 @@ def test_kube_controller_manager_collects_a_deleted_vms_media(custom):
                 (DVS, 'doomed-media', CDI), (DVS, 'doomed-root', CDI),
                 (VMIS, 'doomed', KV)))
     until(gone)
+
+
+def test_controllers_survive_an_apiserver_restart(custom, control_plane,
+                                                  caplog):
+    start_vm(custom, 'survivor')
+    control_plane.compact_etcd()
+    # kill -9: every watch is cut; the new watch cache starts at etcd's
+    # compacted revision, so resuming the watches is 410 Gone: relist.
+    control_plane.restart_apiserver()
+    response = until(lambda: _try(vmtools.action, custom, 'survivor',
+                                  'stop'))
+    assert response.status_code == 202
+    until(lambda: status_is(custom, 'survivor', 'Stopped'))
+    start_vm(custom, 'newcomer')
+    assert 'expired: relisting' in caplog.text
+
+
+def _try(fn, *args):
+    """``fn(*args)``, or None while the aggregated API is unavailable."""
+    try:
+        return fn(*args)
+    except client.ApiException as exc:
+        if exc.status != 503:
+            raise
+        return None
