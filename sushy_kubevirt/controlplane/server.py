@@ -264,18 +264,18 @@ class ControlPlane:
     def _start_apiserver(self):
         self._spawn('kube-apiserver', self.apiserver_argv())
 
-    def restart_apiserver(self, sig=signal.SIGKILL, down_seconds=0.0):
-        """Kill kube-apiserver (``kill -9``) and start it again.
-
-        On the same port; waits until it is ready and returns the seconds
-        it was down.
-        """
-        started = time.monotonic()
+    def kill_apiserver(self, sig=signal.SIGKILL):
+        """Kill kube-apiserver (``kill -9``) and wait until it is gone."""
         self.processes['kube-apiserver'].kill(sig)
-        time.sleep(down_seconds)
+
+    def start_apiserver(self, delay=0.0):
+        """Start kube-apiserver again on its port; wait until it is ready.
+
+        It starts ``delay`` seconds from now: an outage that long.
+        """
+        time.sleep(delay)
         self._start_apiserver()
         self.wait_ready()
-        return time.monotonic() - started
 
     def _start_controller_manager(self):
         kubeconfig = self.write_kubeconfig(
@@ -289,6 +289,7 @@ class ControlPlane:
             '--service-account-private-key-file', str(self.pki / 'sa.key'),
             '--root-ca-file', str(self.ca_file),
             '--leader-elect=false', '--secure-port', '0',
+            '--use-service-account-credentials',
             '--concurrent-gc-syncs', '5', '--v=1'])
 
     # -- readiness ---------------------------------------------------------

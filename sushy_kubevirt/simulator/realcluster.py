@@ -143,9 +143,18 @@ class RealCluster:
     def restart_api(self, down_seconds=0.0):
         """``kill -9`` kube-apiserver; start it again after ``down_seconds``.
 
-        Returns the seconds it was down.
+        As ``Simulator.restart_api``: returns at once, with a
+        ``threading.Event`` set once the server is ready again.
         """
-        return self.control_plane.restart_apiserver(down_seconds=down_seconds)
+        back = threading.Event()
+        self.control_plane.kill_apiserver()
+
+        def restart():
+            self.control_plane.start_apiserver(delay=down_seconds)
+            back.set()
+        threading.Thread(target=restart, daemon=True,
+                         name='restart kube-apiserver').start()
+        return back
 
     def compact(self):
         """Compact etcd at its current revision; return the revision."""
@@ -166,9 +175,7 @@ class ControlTarget:
         self.compacted_resource_version = None
 
     def restart_api(self, down_seconds):
-        threading.Thread(target=self.cluster.restart_api,
-                         args=(down_seconds,), daemon=True,
-                         name='restart kube-apiserver').start()
+        self.cluster.restart_api(down_seconds)
 
     def compact(self):
         self.compacted_resource_version = self.cluster.compact()

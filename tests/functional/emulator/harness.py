@@ -31,6 +31,8 @@ from sushy_tools.emulator import main
 from werkzeug import serving
 
 from sushy_kubevirt.drivers import systems
+from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import versions
 
 BIN = os.path.dirname(sys.executable)
 VM_GROUP = 'kubevirt.io'
@@ -85,6 +87,27 @@ def vm(sim, name, namespace='default'):
 def vmi(sim, name, namespace='default'):
     rt = sim.store.resource(VM_GROUP, 'virtualmachineinstances')
     return sim.store.try_get(rt, namespace, name)
+
+
+def wait_caught_up(sim, url, name, namespace='default', timeout=20.0):
+    """Wait until the System at ``url`` is the cluster's VM ``name`` now.
+
+    That is, the emulator renders it from the current VM, VMI and
+    DataVolumes. Its ETag is the digest of exactly those versions: a
+    cache behind the cluster gives another one. Controllers' writes that
+    trail a Redfish answer (a VM's status after a start) land at once in
+    the simulator but after a watch delivery on a real server.
+    """
+    dv_rt = sim.store.resource('cdi.kubevirt.io', 'datavolumes')
+
+    def current():
+        machine = vm(sim, name, namespace)
+        dvs = [sim.store.try_get(dv_rt, namespace, v['dataVolume']['name'])
+               for v in fields.volumes(machine) if 'dataVolume' in v]
+        want = versions.etag(machine, vmi(sim, name, namespace),
+                             [dv for dv in dvs if dv])
+        return requests.get(url, timeout=10).headers.get('ETag') == want
+    wait_until(current, timeout, 0.05, '%s cached as it is' % name)
 
 
 def api_calls(sim, **filters):

@@ -79,6 +79,7 @@ def test_api_calls_per_operation(sim, emulator, redfish, machine, capsys):
     ]
     lines = []
     for label, action, expected in table:
+        harness.wait_caught_up(sim, url, machine.name)
         calls = _calls(sim, action)
         lines.append('%-42s %s' % (label, dict(calls) or 0))
         # The VM controller writes VM status around power transitions; a
