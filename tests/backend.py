@@ -27,10 +27,12 @@ import pytest
 import requests
 import yaml
 
+from sushy_kubevirt import simulator
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import realcluster
 from sushy_kubevirt.simulator import Simulator
 
+_TYPES = {rt.key: rt for rt in simulator.CORE_RESOURCES}
 BACKEND = os.environ.get('SUSHY_KUBEVIRT_TEST_BACKEND', 'simulator')
 REAL = BACKEND == 'kube-apiserver'
 #: Simulator arguments a real control plane has too.
@@ -95,6 +97,13 @@ class LiveStore:
 
     def __getattr__(self, name):
         return getattr(self._store, name)
+
+    def resource(self, group, plural):
+        """Any type the simulator serves, watched by the controllers or not."""
+        try:
+            return self._store.resource(group, plural)
+        except KeyError:
+            return _TYPES['%s/%s' % (group, plural)]
 
     def try_get(self, rt, namespace, name):
         try:

@@ -160,6 +160,17 @@ class RealCluster:
         """Compact etcd at its current revision; return the revision."""
         return self.control_plane.compact_etcd()
 
+    def wait_for(self, predicate, timeout=10.0, interval=0.02):
+        """Poll ``predicate()`` until true; return its value or raise."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if time.monotonic() >= deadline:
+                raise TimeoutError('condition not met in %.1fs' % timeout)
+            time.sleep(interval)
+
 
 class ControlTarget:
     """The fault control API's (``control``) view of a real cluster.
@@ -179,14 +190,3 @@ class ControlTarget:
 
     def compact(self):
         self.compacted_resource_version = self.cluster.compact()
-
-    def wait_for(self, predicate, timeout=10.0, interval=0.02):
-        """Poll ``predicate()`` until true; return its value or raise."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() >= deadline:
-                raise TimeoutError('condition not met in %.1fs' % timeout)
-            time.sleep(interval)
