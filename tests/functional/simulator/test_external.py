@@ -192,13 +192,13 @@ def control_plane(tmp_path_factory):
 def _restart_controller_manager(plane):
     """Run kube-controller-manager again, as a cluster runs it.
 
-    ControlPlane starts it before the CRDs exist (its garbage collector
+    ControlPlane starts it before the CRDs exist: its garbage collector
     maps them only at its next discovery resync, 30 s later, and an owner
-    it could not map meanwhile waits out a growing backoff), without
-    --use-service-account-credentials (it then acts as
-    system:kube-controller-manager, which may not read custom resources)
-    and without the PVC protection controller (a deleted PVC keeps the
-    kubernetes.io/pvc-protection finalizer that admission added).
+    it could not map meanwhile waits out a growing backoff. It runs no
+    PVC protection controller either: a deleted PVC keeps the
+    kubernetes.io/pvc-protection finalizer that admission added. And its
+    garbage collector needs --use-service-account-credentials to read
+    custom resources (as system:kube-controller-manager it may not).
     """
     process = plane.processes['kube-controller-manager']
     process.stop()
@@ -448,7 +448,7 @@ def test_controllers_survive_an_apiserver_restart(custom, control_plane,
     # kill -9: every watch is cut; the new watch cache starts at etcd's
     # compacted revision, so resuming the watches is 410 Gone: relist.
     control_plane.kill_apiserver()
-    control_plane.start_apiserver()   # from this thread: see the report
+    control_plane.start_apiserver()
     response = until(lambda: _try(vmtools.action, custom, 'survivor',
                                   'stop'))
     assert response.status_code == 202
