@@ -121,6 +121,7 @@ def warm_gets(target, port, ids, requests, parallel):
         sum(calls.values()) / total['requests'], 3) if total['requests'] \
         else None
     total['statuses'] = result['kinds']['get_system']['statuses']
+    total['loadavg'] = [round(x, 2) for x in os.getloadavg()]
     return total
 
 
@@ -161,6 +162,7 @@ def run_backend(backend, args, workdir):
           % (backend, args.vms, args.namespaces), flush=True)
     try:
         result['start'] = target.start()
+        result['start']['loadavg'] = [round(x, 2) for x in os.getloadavg()]
         print('%s: started %s' % (backend, result['start']), flush=True)
         emu, result['emulator_ready_s'] = start_emulator(target, workdir)
         workers = workers_mod.Workers(emu.port, emu.proc.pid)

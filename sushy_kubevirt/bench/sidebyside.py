@@ -79,6 +79,9 @@ ROWS = (
         _fmt(_get(r, 'warm_get', 'rps')),
         _fmt(_get(r, 'warm_get', 'requests')),
         _fmt(_get(r, 'warm_get', 'errors')))),
+    ('load average 1 min (start / GETs)', lambda r: '%s / %s' % (
+        _fmt((_get(r, 'start', 'loadavg') or [None])[0]),
+        _fmt((_get(r, 'warm_get', 'loadavg') or [None])[0]))),
     ('API calls per warm GET',
      lambda r: _fmt(_get(r, 'warm_get', 'api_calls_per_request'))),
     ('API calls per Reset On (mean/max)', lambda r: _reset(r, 'On')),
