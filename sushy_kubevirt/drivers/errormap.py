@@ -144,6 +144,9 @@ def from_kube(exc):
     if isinstance(exc, apierrors.TooManyRequests):
         return unavailable('The Kubernetes API server is throttling the '
                            'emulator: %s' % what, exc.retry_after)
+    if isinstance(exc, apierrors.AuthorizerStarting):
+        return unavailable('The Kubernetes API server is starting (its '
+                           'RBAC authorizer is not ready yet)')
     if exc.status in (503, 504):
         return unavailable('The Kubernetes API server is unavailable: %s'
                            % what, exc.retry_after)

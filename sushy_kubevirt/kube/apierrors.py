@@ -18,6 +18,7 @@ Built from an HTTP status and body (``from_response``), from a watch
 """
 
 import json
+import re
 
 
 class ApiError(Exception):
@@ -124,6 +125,19 @@ class Invalid(ApiError):
     """HTTP 422: the request was rejected by validation or admission."""
 
 
+class AuthorizerStarting(ApiError):
+    """A 403 of a kube-apiserver whose RBAC authorizer is not ready.
+
+    For a few seconds after it starts, kube-apiserver's RBAC authorizer has
+    not listed the roles yet and refuses every request, naming each bound
+    ClusterRole "not found" - the bootstrap ``system:discovery`` and
+    ``system:basic-user`` too, which always exist. A revoked permission
+    names none of them; this is the server starting, so it is retried
+    and served from the cache as an outage is, never taken for a
+    revocation.
+    """
+
+
 class TooManyRequests(ApiError):
     """HTTP 429; ``retry_after`` holds the server's advice in seconds."""
 
@@ -136,6 +150,12 @@ _BY_STATUS = {403: Forbidden, 404: NotFound, 409: Conflict, 410: Gone,
 #: failed ``test`` included): the library's text is dropped.
 PATCH_NOT_APPLICABLE = ('the server rejected our request due to an error '
                         'in our request')
+
+
+#: The bootstrap ClusterRoles every authenticated user is bound to.
+_STARTING = re.compile(r'clusterrole\.rbac\.authorization\.k8s\.io '
+                       r'"system:(discovery|basic-user|public-info-viewer)" '
+                       r'not found')
 
 
 def _is_failed_test(status, message):
@@ -186,6 +206,8 @@ def from_status(status_obj, headers=None, http_status=None):
     details = status_obj.get('details') or {}
     if _is_failed_test(code, message):
         cls = Conflict
+    elif code == 403 and _STARTING.search(message):
+        cls = AuthorizerStarting
     else:
         cls = _BY_STATUS.get(code, ApiError)
     return cls(message, status=code, reason=status_obj.get('reason'),

@@ -118,3 +118,19 @@ def test_no_internal_address_in_any_message(text):
                         'https://', 'example.com'):
             assert address not in answer, answer
         assert '<address>' in answer
+
+
+def test_a_starting_authorizers_403_is_a_503_to_retry():
+    """A 403 naming the bootstrap roles "not found" is no revocation."""
+    exc = apierrors.from_response(403, (
+        '{"kind": "Status", "code": 403, "reason": "Forbidden", "message": '
+        '"virtualmachines.kubevirt.io \\"vm\\" is forbidden: User \\"u\\" '
+        'cannot get resource \\"virtualmachines\\": RBAC: '
+        '[clusterrole.rbac.authorization.k8s.io \\"system:discovery\\" not '
+        'found, clusterrole.rbac.authorization.k8s.io \\"sushy-kubevirt\\" '
+        'not found]"}'))
+    assert isinstance(exc, apierrors.AuthorizerStarting)
+    assert not isinstance(exc, apierrors.Forbidden)
+    answer = errormap.from_kube(exc)
+    assert (answer.code, answer.headers) == (503, {'Retry-After': '5'})
+    assert 'is starting' in str(answer)
