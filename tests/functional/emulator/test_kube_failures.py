@@ -108,7 +108,7 @@ def test_an_unreachable_api_server_before_sync_answers_503(sim, server):
     unavailable(sim, response)
     assert 'The Kubernetes API server cannot be reached' in \
         message(response)
-    assert back.wait(10)
+    assert back.wait(60)
     harness.wait_until(lambda: ready(server), what='served')
 
 
@@ -120,7 +120,7 @@ def test_writes_while_the_api_server_is_down_answer_503(sim, server):
     unavailable(sim, response)
     assert 'The Kubernetes API server cannot be reached' in \
         message(response)
-    assert back.wait(10)
+    assert back.wait(60)
     harness.wait_until(lambda: ready(server), what='served again')
 
 

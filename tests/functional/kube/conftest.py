@@ -99,7 +99,8 @@ def official_client(sim, tmp_path):
     """The official client's ApiClient, as another user of the cluster."""
     cfg = k8s_client.Configuration()
     k8s_config.load_kube_config(
-        config_file=str(sim.write_kubeconfig(tmp_path / 'other')),
+        config_file=str(backend.write_admin_kubeconfig(
+            sim, tmp_path / 'other')),
         client_configuration=cfg)
     api_client = k8s_client.ApiClient(cfg)
     yield api_client

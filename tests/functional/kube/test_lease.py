@@ -85,13 +85,15 @@ def test_one_leader_then_a_takeover_with_its_checkpoint(
 def test_a_silent_leader_is_replaced_after_the_duration(
         sim, cluster_factory, coordination):
     cluster = cluster_factory(sim)
-    held = k8s_client.V1Lease(
-        metadata=k8s_client.V1ObjectMeta(
-            name='test-lease',
-            annotations={lease.CHECKPOINT: json.dumps({'s': [9, 1]})}),
-        spec=k8s_client.V1LeaseSpec(
-            holder_identity='dead', lease_duration_seconds=1,
-            renew_time='2026-01-01T00:00:00.000000Z', lease_transitions=3))
+    # A plain body: the official client writes a V1LeaseSpec's renew_time
+    # as "...T00:00:00+00:00", which kube-apiserver refuses (a MicroTime
+    # has six fractional digits).
+    held = {
+        'metadata': {'name': 'test-lease', 'annotations': {
+            lease.CHECKPOINT: json.dumps({'s': [9, 1]})}},
+        'spec': {'holderIdentity': 'dead', 'leaseDurationSeconds': 1,
+                 'renewTime': '2026-01-01T00:00:00.000000Z',
+                 'leaseTransitions': 3}}
     coordination.create_namespaced_lease('default', held)
     led = []
     elector = _elector(cluster, led, {})

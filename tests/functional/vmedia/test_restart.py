@@ -188,10 +188,9 @@ def test_restart_loses_nothing(sim, held, tmp_path):
         _kill(first)
 
         # Pxe once is consumed while no emulator runs.
-        answer = requests.put(sim.url + KUBEVIRT_API % pxe.name, json={},
-                              headers={'Authorization': 'Bearer '
-                                       + sim.token}, timeout=30)
-        assert answer.status_code in (200, 202), answer.text
+        status, body = backend.admin_request(sim, 'PUT',
+                                             KUBEVIRT_API % pxe.name, {})
+        assert status in (200, 202), body
         harness.wait_until(
             lambda: (harness.vmi(sim, pxe.name) or {}).get(
                 'status', {}).get('phase') == 'Running', 20, 0.05,
