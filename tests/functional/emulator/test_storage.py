@@ -78,7 +78,9 @@ def test_storage_tree(sim, emulator, machine, redfish):
     assert _get(emulator, base + '/sata/Volumes')['Members'] == []
     volume = _get(emulator, base + '/virtio/Volumes/scratch')
     assert volume['CapacityBytes'] == 2 * GIB
-    assert harness.api_calls(sim) == [], 'served from the watch cache'
+    # Lists are the informers' own (a relist a real server may ask for).
+    assert [e for e in harness.api_calls(sim) if e['verb'] != 'list'] == \
+        [], 'served from the watch cache'
 
     sushy_system = redfish.get_system(machine.path)
     assert sushy_system.storage.drives_sizes_bytes == [2 * GIB, 10 * GIB]
