@@ -27,8 +27,10 @@ from sushy_kubevirt.simulator import apiserver
 from sushy_kubevirt.simulator import auth
 from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import control
+from sushy_kubevirt.simulator import controllermanager
 from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import kubeconfig
+from sushy_kubevirt.simulator import namespaces
 from sushy_kubevirt.simulator import objects
 from sushy_kubevirt.simulator import requestlog
 from sushy_kubevirt.simulator import schemas
@@ -38,22 +40,27 @@ from sushy_kubevirt.simulator import virt
 ResourceType = storage.ResourceType
 
 NAMESPACES = ResourceType('', 'v1', 'namespaces', 'Namespace',
-                          namespaced=False, short_names=('ns',))
+                          namespaced=False, short_names=('ns',),
+                          custom=False)
 SECRETS = ResourceType('', 'v1', 'secrets', 'Secret',
-                       status_subresource=False)
+                       status_subresource=False, custom=False)
 CONFIGMAPS = ResourceType('', 'v1', 'configmaps', 'ConfigMap',
-                          status_subresource=False, short_names=('cm',))
+                          status_subresource=False, short_names=('cm',),
+                          custom=False)
 PVCS = ResourceType('', 'v1', 'persistentvolumeclaims',
-                    'PersistentVolumeClaim', short_names=('pvc',))
+                    'PersistentVolumeClaim', short_names=('pvc',),
+                    custom=False)
 PVS = ResourceType('', 'v1', 'persistentvolumes', 'PersistentVolume',
-                   namespaced=False, short_names=('pv',))
+                   namespaced=False, short_names=('pv',), custom=False)
 EVENTS = ResourceType('', 'v1', 'events', 'Event',
-                      status_subresource=False, short_names=('ev',))
+                      status_subresource=False, short_names=('ev',),
+                      custom=False)
 STORAGECLASSES = ResourceType('storage.k8s.io', 'v1', 'storageclasses',
                               'StorageClass', namespaced=False,
-                              status_subresource=False, short_names=('sc',))
+                              status_subresource=False, short_names=('sc',),
+                              custom=False)
 LEASES = ResourceType('coordination.k8s.io', 'v1', 'leases', 'Lease',
-                      status_subresource=False)
+                      status_subresource=False, custom=False)
 CORE_RESOURCES = (NAMESPACES, SECRETS, CONFIGMAPS, PVCS, PVS, EVENTS,
                   STORAGECLASSES, LEASES)
 ADMIN_TOKEN = 'sushy-kubevirt-admin'
@@ -151,16 +158,19 @@ class Simulator:
                 return self
             self._started = True
         self._api.start()
+        self.components['kube-controller-manager'] = \
+            controllermanager.ControllerManager(self).start(self.store)
         if self.install:
             self._install()
         if self.store.try_get(NAMESPACES, None, 'default') is None:
-            self.store.create(NAMESPACES, {'metadata': {'name': 'default'},
-                                           'status': {'phase': 'Active'}})
+            default = {'metadata': {'name': 'default'}}
+            namespaces.prepare(default, None)
+            self.store.create(NAMESPACES, default)
         return self
 
     def _install(self):
         self.components['kubevirt'] = virt.install(self)
-        self.components['cdi'] = cdi.install(self)
+        self.components['cdi'] = cdi.install(self, owner_gc=False)
         self._set_schemas()
         objects.seed(self, self.vms, self.namespaces)
 

@@ -36,7 +36,9 @@ class ApiError(Exception):
         """The ``Status`` object kube-apiserver would send."""
         status = {'kind': 'Status', 'apiVersion': 'v1',
                   'metadata': dict(self.metadata), 'status': 'Failure',
-                  'message': self.message, 'reason': self.reason}
+                  'message': self.message}
+        if self.reason:
+            status['reason'] = self.reason
         details = {k: v for k, v in self.details.items() if v}
         if details or self.reason == 'Invalid':
             status['details'] = details
@@ -87,6 +89,14 @@ def conflict(rt, name, detail=None):
                     _details(rt, name))
 
 
+def precondition_failed(rt, name, detail):
+    """409 for a delete precondition (the registry names the kind)."""
+    kind = '%s.%s' % (rt.kind, rt.group) if rt.group else rt.kind
+    return ApiError(409, 'Conflict', 'Operation cannot be fulfilled on '
+                    '%s "%s": %s' % (kind, name, detail),
+                    {'name': name, 'group': rt.group, 'kind': rt.kind})
+
+
 def field_cause(field, reason, message):
     """One ``StatusCause``; ``message`` is the body after the field."""
     return {'reason': reason, 'message': message, 'field': field}
@@ -133,7 +143,7 @@ def resource_version_required(rt, name):
     kind: ``virtualmachines.kubevirt.io "x" is invalid: ...``.
     """
     return invalid(rt.plural, name, [invalid_value(
-        'metadata.resourceVersion', '0x0',
+        'metadata.resourceVersion', '0',
         'must be specified for an update')], group=rt.group)
 
 
@@ -147,10 +157,16 @@ def strict_decoding(rt, messages):
 
 def strict_patch(patched_json, messages):
     """422 for unknown fields in a JSON or merge patch with Strict."""
-    compact = json.dumps(patched_json, separators=(',', ':'))
+    # Go encodes the unstructured object with sorted keys.
+    compact = json.dumps(patched_json, separators=(',', ':'), sort_keys=True)
     return invalid('', '', [invalid_value(
         'patch', json.dumps(compact),
         'strict decoding error: ' + ', '.join(messages))])
+
+
+def patch_not_decoded(detail):
+    """400 for a patch body that does not decode."""
+    return bad_request('error decoding patch: ' + detail)
 
 
 def patch_not_applied():

@@ -39,10 +39,38 @@ class JsonCache:
         return text
 
 
-def json_body(body):
-    """The JSON object in a request body; 400 if it is not one."""
+class _Pairs(list):
+    """A JSON object as decoded: its (key, value) pairs, in order."""
+
+
+def _dedup(value, path, duplicates):
+    """``value`` with objects as dicts; repeated keys go to duplicates."""
+    if isinstance(value, _Pairs):
+        out = {}
+        for key, item in value:
+            sub = '%s.%s' % (path, key) if path else key
+            if key in out:
+                duplicates.append(sub)
+            out[key] = _dedup(item, sub, duplicates)
+        return out
+    if isinstance(value, list):
+        return [_dedup(v, '%s[%d]' % (path, i), duplicates)
+                for i, v in enumerate(value)]
+    return value
+
+
+def json_body(body, duplicates=None):
+    """The JSON object in a request body; 400 if it is not one.
+
+    Repeated keys (the last one wins) are appended to ``duplicates`` as
+    paths (``spec.runStrategy``), for ``fieldValidation``.
+    """
+    found = []
     try:
-        obj = json.loads(body or b'{}')
+        obj = _dedup(json.loads(body or b'{}', object_pairs_hook=_Pairs),
+                     '', found)
+        if duplicates is not None:
+            duplicates.extend(found)
     except ValueError as exc:
         raise apistatus.bad_request('the object provided is unrecognized or '
                                     'malformed: %s' % exc)

@@ -61,6 +61,8 @@ def list_objects(api, req):
             if not store.wait_for_rv(wanted, api.sim.too_large_wait):
                 raise apistatus.too_large_resource_version(
                     wanted, store.resource_version)
+        if rv == '':
+            store.sync_type(rt)   # a consistent read from the cache
         items, list_rv = store.snapshot(rt, req.namespace)
         if rv == '0':
             limit = 0
@@ -69,6 +71,8 @@ def list_objects(api, req):
     if match is not None:
         items = [o for o in items if match(o)]
     meta = {'resourceVersion': str(list_rv)}
+    if rt.custom:   # an unstructured list always carries continue
+        meta['continue'] = ''
     if limit and len(items) > limit:
         meta['continue'] = _encode_continue(list_rv, _key(items[limit - 1]))
         if match is None:
@@ -76,8 +80,13 @@ def list_objects(api, req):
         items = items[:limit]
     head = encoding.compact({'apiVersion': rt.api_version,
                              'kind': rt.kind + 'List', 'metadata': meta})
-    return ''.join((head[:-1], ',"items":[',
-                    ','.join(api.json_cache.dumps(o) for o in items), ']}'))
+    if rt.custom:
+        texts = (api.json_cache.dumps(o) for o in items)
+    else:   # typed list items carry no apiVersion and kind
+        texts = (encoding.compact({k: v for k, v in o.items()
+                                   if k not in ('apiVersion', 'kind')})
+                 for o in items)
+    return ''.join((head[:-1], ',"items":[', ','.join(texts), ']}'))
 
 
 def _key(obj):

@@ -13,20 +13,23 @@
 """Writes: create, update, patch, delete and deletecollection.
 
 Each validates the request like kube-apiserver, runs mutating admission
-(secrets' ``stringData`` folding, then ``sim.admission`` functions) on
-main-resource writes, and commits through the store, which prunes and
-validates types that have a schema, then runs the validating
-``sim.validation`` hooks. ``fieldValidation`` decides what pruned unknown
-fields do: ``Strict`` rejects the write (400 for create and update, 422
-``patch: Invalid value`` for JSON and merge patches), ``Warn`` (the
-default since Kubernetes 1.27) answers with ``Warning`` headers,
-``Ignore`` prunes silently.
+(built-in types' strategies, ``builtins`` and ``namespaces``, then
+``sim.admission`` functions) on main-resource writes, and commits through
+the store, which prunes and validates types that have a schema, then runs
+the validating ``sim.validation`` hooks. ``fieldValidation`` decides what
+pruned unknown fields and repeated keys do: ``Strict`` rejects the write
+(400 for create and update, 422 ``patch: Invalid value`` for JSON and
+merge patches), ``Warn`` (the default since Kubernetes 1.27) answers with
+``Warning`` headers, ``Ignore`` prunes silently. Apply patches go through
+``fieldmanager``.
 """
 
-import base64
-
 from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import builtins
 from sushy_kubevirt.simulator import encoding
+from sushy_kubevirt.simulator import fieldmanager
+from sushy_kubevirt.simulator import garbagecollector
+from sushy_kubevirt.simulator import namespaces
 from sushy_kubevirt.simulator import patches
 from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import selectors
@@ -46,14 +49,16 @@ def create(api, req, obj, headers, operation='Update'):
         meta['namespace'] = req.namespace
     if req.namespace is None and rt.namespaced:
         raise apistatus.method_not_supported(rt, 'create')
-    _check_namespace(api.store, req)
+    _check_namespace(api.store, req, meta.get('name') or '')
     if rt.status_subresource:
         obj.pop('status', None)
     for field in ('uid', 'resourceVersion', 'creationTimestamp',
                   'deletionTimestamp', 'generation', 'managedFields'):
-        meta.pop(field, None)
+        if field != 'managedFields' or operation != 'Apply':
+            meta.pop(field, None)
     obj['apiVersion'], obj['kind'] = rt.api_version, rt.kind
     unknown = _unknown_fields(req, 'create', api.sim.field_validation)
+    _duplicates(req, api.sim.field_validation)
     _admit(api, req, 'CREATE', obj, None)
     return api.store.create(rt, obj, manager=_manager(req, headers),
                             operation=operation, unknown=unknown,
@@ -73,6 +78,7 @@ def update(api, req, obj, headers):
             raise _namespace_mismatch()
         meta['namespace'] = req.namespace
     unknown = _unknown_fields(req, 'update', api.sim.field_validation)
+    _duplicates(req, api.sim.field_validation)
     if not meta.get('resourceVersion'):
         raise apistatus.resource_version_required(rt, req.name)
     schema = api.store.schema(rt)
@@ -99,11 +105,13 @@ def patch(api, req, body, headers):
     ctype = headers.get('Content-Type', '')
     manager = req.query.get('fieldManager')
     media = ctype.split(';')[0].strip()
-    if media not in patches.ACCEPTED:
+    if media not in patches.ACCEPTED and not (
+            media == patches.STRATEGIC_MERGE_PATCH and not req.rt.custom):
         raise apistatus.unsupported_media_type(patches.ACCEPTED)
-    if media == patches.APPLY_PATCH and not manager:
-        patches.apply_patch({}, body, manager)  # raises: manager required
     apply = media == patches.APPLY_PATCH
+    config = patches.apply_config(body, manager) if apply else None
+    force = req.flag('force')
+    schema = api.store.schema(req.rt)
     patched = []  # the patched JSON, for a Strict rejection
     unknown = _unknown_fields(req, 'patch', api.sim.field_validation,
                               None if apply else patched)
@@ -111,6 +119,11 @@ def patch(api, req, body, headers):
               or api.sim.field_validation) == 'Strict'
 
     def build(current):
+        if apply:
+            named = dict(config, metadata=dict(config.get('metadata') or {},
+                                               name=req.name))
+            return fieldmanager.apply(req.rt, current, named, manager,
+                                      force, schema, storage.now_iso())
         new = patches.apply(ctype, current, body, manager)
         if not isinstance(new, dict):
             raise apistatus.bad_request('patched object is not an object')
@@ -129,18 +142,33 @@ def patch(api, req, body, headers):
         if exc.code != 404 or media != patches.APPLY_PATCH or \
                 req.subresource or exc.details.get('name') != req.name:
             raise
-    obj = patches.apply_patch({}, body, manager)
-    obj.setdefault('metadata', {})['name'] = req.name
+    obj = fieldmanager.apply(req.rt, None, dict(config, metadata=dict(
+        config.get('metadata') or {}, name=req.name)), manager, force,
+        schema, storage.now_iso())
     return 201, create(api, req, obj, headers, operation='Apply')
 
 
 def delete(api, req, body):
     options = encoding.json_body(body) if body else {}
     pre = options.get('preconditions') or {}
-    obj = api.store.delete(req.rt, req.namespace, req.name,
-                           uid=pre.get('uid'),
-                           resource_version=pre.get('resourceVersion'))
-    if obj['metadata'].get('finalizers'):
+    policy = options.get('propagationPolicy')
+    if policy is not None and \
+            policy not in garbagecollector.PROPAGATION_FINALIZERS:
+        raise apistatus.invalid('DeleteOptions', '', [
+            apistatus.not_supported('propagationPolicy', policy, [
+                'Foreground', 'Background', 'Orphan', 'nil'])],
+            group='meta.k8s.io')
+    terminate = None
+    if req.rt.key == '/namespaces':
+        current = api.store.get(req.rt, None, req.name)
+        if (current.get('spec') or {}).get('finalizers'):
+            terminate = namespaces.mark_terminating
+    obj = api.store.delete(
+        req.rt, req.namespace, req.name, uid=pre.get('uid'),
+        resource_version=pre.get('resourceVersion'),
+        finalizer=garbagecollector.PROPAGATION_FINALIZERS.get(policy),
+        terminate=terminate)
+    if obj['metadata'].get('finalizers') or terminate is not None:
         return obj
     details = {'name': obj['metadata']['name'], 'group': req.rt.group,
                'kind': req.rt.plural, 'uid': obj['metadata'].get('uid')}
@@ -148,9 +176,11 @@ def delete(api, req, body):
 
 
 def delete_collection(api, req):
+    """Delete the matching objects; answer the list of them."""
     match = selectors.matcher(req.query.get('labelSelector'),
                               req.query.get('fieldSelector'), req.rt)
-    items, _rv = api.store.snapshot(req.rt, req.namespace)
+    items, rv = api.store.snapshot(req.rt, req.namespace)
+    deleted = []
     for obj in items:
         if match is None or match(obj):
             try:
@@ -159,7 +189,16 @@ def delete_collection(api, req):
             except apistatus.ApiError as exc:
                 if exc.code != 404:
                     raise
-    return _success()
+            else:
+                deleted.append(obj)
+    meta = {'resourceVersion': str(rv)}
+    if req.rt.custom:
+        meta['continue'] = ''
+    else:
+        deleted = [{k: v for k, v in o.items()
+                    if k not in ('apiVersion', 'kind')} for o in deleted]
+    return {'apiVersion': req.rt.api_version, 'kind': req.rt.kind + 'List',
+            'metadata': meta, 'items': deleted}
 
 
 def _success(**fields):
@@ -203,7 +242,7 @@ def _unknown_fields(req, verb, field_validation, patched=None):
     directive = req.query.get('fieldValidation') or field_validation
     if directive not in schemas.DIRECTIVES:
         raise apistatus.invalid(OPTIONS[verb], '', [apistatus.not_supported(
-            'fieldValidation', directive, sorted(schemas.DIRECTIVES))],
+            'fieldValidation', directive, [''] + sorted(schemas.DIRECTIVES))],
             group='meta.k8s.io')
     if directive == 'Ignore':
         return lambda paths: None
@@ -221,6 +260,17 @@ def _unknown_fields(req, verb, field_validation, patched=None):
     return unknown
 
 
+def _duplicates(req, default):
+    """Repeated keys of the body: Warnings, or 400 with Strict."""
+    directive = req.query.get('fieldValidation') or default
+    messages = ['duplicate field "%s"' % path for path in req.duplicates]
+    if not messages or directive == 'Ignore':
+        return
+    if directive == 'Strict':
+        raise apistatus.strict_decoding(req.rt, messages)
+    req.warnings.extend(messages)
+
+
 def _manager(req, headers):
     """``fieldManager``, else the User-Agent's product (as kube does)."""
     manager = req.query.get('fieldManager')
@@ -231,28 +281,38 @@ def _manager(req, headers):
 
 
 def _admit(api, req, operation, new, old):
-    if req.rt.key == '/secrets' and 'stringData' in new:
-        data = new.setdefault('data', {})
-        for key, value in (new.pop('stringData') or {}).items():
-            data[key] = base64.b64encode(value.encode()).decode()
+    if req.rt.key == '/secrets':
+        builtins.admit_secret(req.rt, new, old)
+    elif req.rt.key == '/namespaces':
+        namespaces.prepare(new, old)
     for fn in api.sim.admission.get(req.rt.key, ()):
         fn(operation, new, old, req.user)
 
 
-def _check_namespace(store, req):
-    """404 when a namespaced object's namespace does not exist."""
+def _check_namespace(store, req, name):
+    """404 if the object's namespace does not exist, 403 if terminating."""
     if not req.rt.namespaced:
         return
     try:
         ns_rt = store.resource('', 'namespaces')
     except KeyError:
         return
-    if store.get_ref(ns_rt, None, req.namespace) is None:
+    namespace = store.get_ref(ns_rt, None, req.namespace)
+    if namespace is None:
         raise apistatus.not_found(ns_rt, req.namespace)
+    if namespace['metadata'].get('deletionTimestamp'):
+        raise namespaces.terminating(req.rt, req.namespace, name)
 
 
 def _check_kind(rt, obj):
     kind, api_version = obj.get('kind'), obj.get('apiVersion')
+    if rt.custom and kind and kind != rt.kind and \
+            api_version == rt.api_version:
+        # The custom resource strategy validates the kind (422).
+        raise apistatus.invalid(kind, obj.get('metadata', {}).get(
+            'name', ''), [apistatus.invalid_value(
+                'kind', '"%s"' % kind, 'must be ' + rt.kind)],
+            group=rt.group)
     if (kind and kind != rt.kind) or (api_version and
                                       api_version != rt.api_version):
         raise apistatus.bad_request(

@@ -16,11 +16,15 @@ Invalid combinations answer kube's 422 ``ListOptions.meta.k8s.io "" is
 invalid: ...`` with one cause per problem; malformed numbers are 400.
 """
 
+import json
+import re
+
 from sushy_kubevirt.simulator import apistatus
 
 
 def check_list(q):
-    """Raise 422 if the list options ``q`` are inconsistent."""
+    """Raise 400/422 if the list options ``q`` are malformed/inconsistent."""
+    check_numbers(q)
     errors = []
     match = q.get('resourceVersionMatch', '')
     if match:
@@ -44,7 +48,8 @@ def check_list(q):
 
 
 def check_watch(q, watchlist_enabled):
-    """Raise 422 if the watch options ``q`` are inconsistent."""
+    """Raise 400/422 if the watch options ``q`` are malformed/inconsistent."""
+    check_numbers(q)
     errors = []
     match = q.get('resourceVersionMatch', '')
     if 'sendInitialEvents' in q:
@@ -80,26 +85,32 @@ def _raise(errors):
         raise apistatus.invalid('ListOptions', '', errors, group='meta.k8s.io')
 
 
+def check_numbers(q):
+    """400 for a ``limit`` or ``timeoutSeconds`` that is no integer."""
+    for key in ('limit', 'timeoutSeconds'):
+        value = q.get(key)
+        if value not in (None, '') and not re.match(r'^[+-]?\d+$', value):
+            raise apistatus.bad_request(
+                'strconv.ParseInt: parsing %s: invalid syntax'
+                % json.dumps(value))
+
+
 def int_param(query, key):
     """A non-negative integer query parameter (0 when absent)."""
-    value = query.get(key)
-    if value in (None, ''):
-        return 0
-    try:
-        number = int(value)
-    except ValueError:
-        raise apistatus.bad_request('invalid value for %s: %r' % (key, value))
-    if number < 0:
-        raise apistatus.bad_request('%s must not be negative' % key)
-    return number
+    check_numbers({key: query.get(key)})
+    return max(0, int(query.get(key) or 0))
 
 
-def parse_rv(value):
-    """A resourceVersion parameter as an integer; 400 if malformed."""
-    try:
-        rv = int(value)
-    except ValueError:
-        rv = -1
-    if rv < 0:
-        raise apistatus.bad_request('invalid resource version "%s"' % value)
-    return rv
+def parse_rv(value, watch=False):
+    """A resourceVersion parameter as an integer.
+
+    Malformed: a list answers 400, a watch 500 without a reason (the
+    storage's error, as kube-apiserver passes it through).
+    """
+    if re.match(r'^\d+$', value or ''):
+        return int(value)
+    detail = 'resourceVersion: Invalid value: %s: strconv.ParseUint: ' \
+        'parsing %s: invalid syntax' % (json.dumps(value), json.dumps(value))
+    if watch:
+        raise apistatus.ApiError(500, '', detail)
+    raise apistatus.bad_request('invalid resource version: ' + detail)

@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""JSON patch (RFC 6902), merge patch (RFC 7386) and a minimal apply.
+"""JSON patch (RFC 6902), merge patch (RFC 7386) and apply configurations;
+strategic merge patches of built-in types are merge patches.
 
 JSON patches are applied by the ``jsonpatch`` library, one operation at a
 time, with kube-apiserver's answers (evanphx/json-patch v4 behind it):
@@ -46,16 +47,16 @@ def _decode(body):
     try:
         ops = json.loads(body)
     except ValueError as exc:
-        raise apistatus.bad_request(str(exc))
+        raise apistatus.patch_not_decoded(str(exc))
     if not isinstance(ops, list):
-        raise apistatus.bad_request(
-            'json: cannot unmarshal %s into Go value of type jsonpatch.Patch'
-            % _go_kind(ops))
+        raise apistatus.patch_not_decoded(
+            'json: cannot unmarshal %s into Go value of type '
+            '[]handlers.jsonPatchOp' % _go_kind(ops))
     for op in ops:
         if not isinstance(op, dict):
-            raise apistatus.bad_request(
+            raise apistatus.patch_not_decoded(
                 'json: cannot unmarshal %s into Go value of type '
-                'jsonpatch.Operation' % _go_kind(op))
+                'handlers.jsonPatchOp' % _go_kind(op))
     return ops
 
 
@@ -121,37 +122,47 @@ def _load(body):
 
 
 def merge_patch(doc, body):
-    patch = _load(body)
+    try:
+        patch = json.loads(body)
+    except ValueError as exc:
+        raise apistatus.patch_not_decoded(str(exc))
     if not isinstance(patch, dict):
-        raise apistatus.bad_request(
-            'json: cannot unmarshal array into Go value of type '
-            'map[string]interface {}')
+        raise apistatus.patch_not_decoded(
+            'json: cannot unmarshal %s into Go value of type '
+            'map[string]interface {}' % _go_kind(patch))
     return merge(doc, patch)
 
 
-def apply_patch(doc, body, field_manager):
-    """Minimal server-side apply: a merge of the applied configuration.
+def apply_config(body, field_manager):
+    """The applied configuration of an apply patch (JSON or YAML).
 
-    ``fieldManager`` is required; ownership and conflicts are not
-    modelled.
+    ``fieldManager`` is required (422); the merge and field ownership are
+    ``fieldmanager.apply``'s.
     """
     if not field_manager:
-        raise apistatus.bad_request(
-            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required '
-            'value: is required for apply patch')
+        raise apistatus.invalid('PatchOptions', '', [apistatus.field_cause(
+            'fieldManager', 'FieldValueRequired',
+            'Required value: is required for apply patch')],
+            group='meta.k8s.io')
     patch = _load(body)
     if not isinstance(patch, dict):
         raise apistatus.bad_request('apply patch must be an object')
-    return merge(doc or {}, patch)
+    return patch
 
 
 def apply(content_type, doc, body, field_manager=None):
-    """Dispatch on the patch media type (415 for anything else)."""
+    """Dispatch on the patch media type (415 for anything else).
+
+    JSON and merge patches return the patched ``doc``, an apply patch its
+    configuration.
+    """
     media = (content_type or '').split(';')[0].strip()
     if media == JSON_PATCH:
         return json_patch(doc, body)
-    if media == MERGE_PATCH:
+    if media in (MERGE_PATCH, STRATEGIC_MERGE_PATCH):
+        # Built-in types only (the caller refuses it on custom ones); the
+        # modelled built-ins have no list with a patch merge key.
         return merge_patch(doc, body)
     if media == APPLY_PATCH:
-        return apply_patch(doc, body, field_manager)
+        return apply_config(body, field_manager)
     raise apistatus.unsupported_media_type(ACCEPTED)

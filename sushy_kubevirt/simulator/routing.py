@@ -47,6 +47,7 @@ class Request:
         self.action = None  # registered subresource handler
         self.user = None
         self.warnings = []  # Warning headers of the answer
+        self.duplicates = []  # repeated JSON keys of the body
 
     @property
     def resource(self):
@@ -187,11 +188,11 @@ def handle(api, req, body, headers):
     if req.verb == 'list':
         return 200, listing.list_objects(api, req)
     if req.verb == 'create':
-        return 201, mutations.create(api, req, encoding.json_body(body),
-                                     headers)
+        obj = encoding.json_body(body, req.duplicates)
+        return 201, mutations.create(api, req, obj, headers)
     if req.verb == 'update':
-        return 200, mutations.update(api, req, encoding.json_body(body),
-                                     headers)
+        obj = encoding.json_body(body, req.duplicates)
+        return 200, mutations.update(api, req, obj, headers)
     if req.verb == 'patch':
         return mutations.patch(api, req, body, headers)
     if req.verb == 'delete':

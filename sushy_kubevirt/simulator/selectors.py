@@ -62,7 +62,9 @@ def _requirement(tokens, i):
         return (lambda labels: key in labels), i
     op = tokens[i]
     if op in ('=', '==', '!='):
-        if i + 1 < len(tokens) and tokens[i + 1] not in (',', '(', ')'):
+        if i + 1 < len(tokens) and tokens[i + 1] in ('(', ')'):
+            raise _error("found '%s', expected: identifier" % tokens[i + 1])
+        if i + 1 < len(tokens) and tokens[i + 1] != ',':
             value = _check_value(tokens[i + 1])
             i += 2
         else:

@@ -33,13 +33,19 @@ import time
 import uuid
 
 from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import fieldmanager
+from sushy_kubevirt.simulator import schemas
 
 LOG = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass(frozen=True)
 class ResourceType:
-    """One served resource (``group`` is '' for the core group)."""
+    """One served resource (``group`` is '' for the core group).
+
+    ``custom``: a custom resource (a CRD's); built-in types have no
+    ``metadata.generation`` and list without an empty ``continue``.
+    """
 
     group: str
     version: str
@@ -48,6 +54,7 @@ class ResourceType:
     namespaced: bool = True
     status_subresource: bool = True
     short_names: tuple = ()
+    custom: bool = True
 
     @property
     def key(self):
@@ -104,52 +111,17 @@ def _without(obj, *keys):
 
 
 def _comparable(obj):
-    """The parts of an object a write can change, minus bookkeeping."""
+    """The parts of an object a write can change, minus bookkeeping.
+
+    managedFields count without their times: a write that changes only
+    those is a no-op, as kube-apiserver makes it.
+    """
     meta = _without(obj.get('metadata', {}), 'resourceVersion',
                     'managedFields')
+    meta['managedFields'] = [_without(e, 'time') for e in
+                             obj.get('metadata', {}).get('managedFields')
+                             or ()]
     return dict(obj, metadata=meta)
-
-
-def fields_v1(obj):
-    """A shallow FieldsV1 set: top-level fields, labels, annotations."""
-    fields = {}
-    meta = obj.get('metadata', {})
-    mfields = {}
-    for section in ('labels', 'annotations'):
-        if meta.get(section):
-            mfields['f:' + section] = {'f:' + k: {} for k in meta[section]}
-    if meta.get('finalizers'):
-        mfields['f:finalizers'] = {}
-    if mfields:
-        fields['f:metadata'] = mfields
-    for key in obj:
-        if key not in ('apiVersion', 'kind', 'metadata', 'status'):
-            fields['f:' + key] = {}
-    return fields
-
-
-def _managed_entry(obj, manager, operation, subresource=None):
-    if subresource == 'status':
-        fields = {'f:status': {}}
-    else:
-        fields = fields_v1(obj)
-    entry = {'manager': manager, 'operation': operation,
-             'apiVersion': obj.get('apiVersion', ''), 'time': now_iso(),
-             'fieldsType': 'FieldsV1', 'fieldsV1': fields}
-    if subresource:
-        entry['subresource'] = subresource
-    return entry
-
-
-def set_managed_fields(new, manager, operation='Update', subresource=None):
-    """Record ``manager`` in ``new``'s managedFields (replacing its entry)."""
-    meta = new['metadata']
-    entries = [e for e in meta.get('managedFields') or []
-               if not (e.get('manager') == manager and
-                       e.get('operation') == operation and
-                       e.get('subresource') == subresource)]
-    entries.append(_managed_entry(new, manager, operation, subresource))
-    meta['managedFields'] = entries
 
 
 class Watcher:
@@ -221,6 +193,7 @@ class Store:
         self.history_size = history_size
         self.watch_backlog_limit = watch_backlog_limit
         self._types = {}
+        self._type_rv = {}   # per type: the watch cache's progress
         self._schemas = {}
         self._objects = {}
         self._watchers = set()
@@ -234,6 +207,7 @@ class Store:
         with self._cond:
             self._types[rt.key] = rt
             self._objects.setdefault(rt.key, {})
+            self._type_rv.setdefault(rt.key, self._rv)
 
     def resource(self, group, plural):
         return self._types['%s/%s' % (group, plural)]
@@ -315,6 +289,21 @@ class Store:
                 objs[key] = event.old
         return objs
 
+    def type_resource_version(self, rt):
+        """The RV a bookmark on ``rt`` carries.
+
+        kube's watch cache for the type has seen events up to it: its last
+        event, or the global RV as of its last consistent read
+        (``sync_type``).
+        """
+        with self._cond:
+            return self._type_rv.get(rt.key, self._rv)
+
+    def sync_type(self, rt):
+        """A consistent read of ``rt``: its watch cache catches up."""
+        with self._cond:
+            self._type_rv[rt.key] = self._rv
+
     def wait_for_rv(self, rv, timeout):
         """Block until the store reached ``rv``; False on timeout."""
         with self._cond:
@@ -365,13 +354,19 @@ class Store:
                 raise apistatus.already_exists(rt, meta['name'])
             meta['uid'] = str(uuid.uuid4())
             meta['creationTimestamp'] = now_iso()
-            meta['generation'] = 1
+            if rt.custom:
+                meta['generation'] = 1
+            else:
+                meta.pop('generation', None)
             for stale in ('deletionTimestamp', 'deletionGracePeriodSeconds',
                           'resourceVersion'):
                 meta.pop(stale, None)
-            if manager or not meta.get('managedFields'):
-                set_managed_fields(new, manager or 'sushy-kubevirt-sim',
-                                   operation)
+            if operation != 'Apply' and (manager or
+                                         not meta.get('managedFields')):
+                fieldmanager.update(rt, new, None,
+                                    manager or 'sushy-kubevirt-sim',
+                                    schema=self._schemas.get(rt.key),
+                                    now=now_iso())
             self._commit('ADDED', rt, key, new, None)
         self._dispatch()
         return clone(new)
@@ -413,29 +408,47 @@ class Store:
         self._dispatch()
         return clone(result)
 
-    def delete(self, rt, namespace, name, *, uid=None, resource_version=None):
+    def delete(self, rt, namespace, name, *, uid=None, resource_version=None,
+               finalizer=None, terminate=None):
         """Delete, or mark for deletion when finalizers are present.
 
-        Returns the last state; it still exists iff it has finalizers.
+        ``finalizer`` (the garbage collector's ``foregroundDeletion`` or
+        ``orphan``) is added first. ``terminate(obj)``: only mark it
+        (``deletionTimestamp``, then ``terminate`` changes it), as a
+        namespace's deletion does. Returns the last state; it still
+        exists iff it has finalizers or was only marked.
         """
         with self._cond:
             current = self._require(rt, namespace, name)
             cmeta = current['metadata']
+            if finalizer and not cmeta.get('deletionTimestamp') and \
+                    finalizer not in (cmeta.get('finalizers') or ()):
+                cmeta = dict(cmeta, finalizers=list(
+                    cmeta.get('finalizers') or ()) + [finalizer])
             if uid and uid != cmeta['uid']:
-                raise apistatus.conflict(rt, name, _precondition('UID', uid,
-                                                                 cmeta['uid']))
+                raise apistatus.precondition_failed(rt, name, _precondition(
+                    'UID', uid, cmeta['uid'], 'deleted and then recreated'))
             if resource_version and \
                     resource_version != cmeta['resourceVersion']:
-                raise apistatus.conflict(rt, name, _precondition(
+                raise apistatus.precondition_failed(rt, name, _precondition(
                     'ResourceVersion', resource_version,
-                    cmeta['resourceVersion']))
+                    cmeta['resourceVersion'], 'modified'))
             key = self._key(rt, namespace, name)
-            if cmeta.get('finalizers'):
+            if terminate is not None:
+                if cmeta.get('deletionTimestamp'):
+                    return clone(current)
+                new = clone(current)
+                new['metadata']['deletionTimestamp'] = now_iso()
+                terminate(new)
+                result = self._commit('MODIFIED', rt, key, new, current)
+            elif cmeta.get('finalizers'):
                 if cmeta.get('deletionTimestamp'):
                     return clone(current)
                 new = dict(current, metadata=dict(
                     cmeta, deletionTimestamp=now_iso(),
                     deletionGracePeriodSeconds=0))
+                if 'generation' in cmeta:   # as the registry store does
+                    new['metadata']['generation'] = cmeta['generation'] + 1
                 result = self._commit('MODIFIED', rt, key, new, current)
             else:
                 result = self._commit('DELETED', rt, key, None, current)
@@ -500,9 +513,12 @@ class Store:
 
     def _check_schema(self, rt, new, unknown):
         schema = self._schemas.get(rt.key)
-        if schema is None:
+        if schema is not None:
+            paths, causes = schema.check(new)
+        elif rt.custom:
+            paths, causes = schemas.prune_metadata(new), []
+        else:
             return
-        paths, causes = schema.check(new)
         if paths:
             if unknown is None:
                 LOG.warning('pruned unknown fields of %s %s: %s', rt.kind,
@@ -539,17 +555,22 @@ class Store:
         self._check_schema(rt, new, unknown)
         if validate is not None:
             validate(new, current)
-        if subresource != 'status' and _without(new, 'metadata') != \
-                _without(current, 'metadata'):
-            new['metadata']['generation'] = cmeta.get('generation', 1) + 1
+        if subresource != 'status' and 'generation' in cmeta and \
+                _without(new, 'metadata') != _without(current, 'metadata'):
+            new['metadata']['generation'] = cmeta['generation'] + 1
+        if manager and operation != 'Apply':
+            fieldmanager.update(rt, new, current, manager, subresource,
+                                self._schemas.get(rt.key), now_iso())
         if _comparable(new) == _comparable(current):
             return current
-        if manager:
-            set_managed_fields(new, manager, operation, subresource)
         meta = new['metadata']
         key = self._key(rt, meta.get('namespace'), meta['name'])
         if meta.get('deletionTimestamp') and not meta.get('finalizers'):
-            return self._commit('DELETED', rt, key, None, current)
+            # The last finalizer went: deleted; the answer is the update
+            # (at the RV it was made on), the event the stored state.
+            self._commit('DELETED', rt, key, None, current)
+            return dict(new, metadata=dict(
+                meta, resourceVersion=cmeta['resourceVersion']))
         return self._commit('MODIFIED', rt, key, new, current)
 
     def _commit(self, type_, rt, key, new, old):
@@ -565,6 +586,7 @@ class Store:
             obj['metadata']['resourceVersion'] = str(rv)
             self._objects[rt.key][key] = obj
         event = Event(rv, type_, rt, obj, old)
+        self._type_rv[rt.key] = rv
         self._history.append(event)
         while len(self._history) > self.history_size:
             self._compacted_rv = self._history.popleft().rv
@@ -596,10 +618,10 @@ class Store:
                     fn(event.type, event.rt, event.obj, event.old)
 
 
-def _precondition(what, want, have):
+def _precondition(what, want, have, might):
     return ('the %s in the precondition (%s) does not match the %s in '
-            'record (%s). The object might have been modified'
-            % (what, want, what, have))
+            'record (%s). The object might have been %s'
+            % (what, want, what, have, might))
 
 
 class Manager:

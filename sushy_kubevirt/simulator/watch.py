@@ -68,7 +68,9 @@ def _open(api, req):
         send_initial = 'true'
     initial = send_initial == 'true'
     if rv not in ('', '0'):
-        options.parse_rv(rv)
+        options.parse_rv(rv, watch=True)
+    if initial:
+        api.store.sync_type(req.rt)
     watcher = api.store.watch(req.rt, req.namespace,
                               None if initial else rv,
                               too_large_wait=api.sim.too_large_wait)
@@ -206,11 +208,16 @@ class _Stream:
         self.handler.abort()
 
     def _bookmark_rv(self):
-        """The global RV, or None while an event is undelivered."""
+        """The type's RV if newer than the watch's start, else None.
+
+        Also None while an event is undelivered. As kube's cache watcher:
+        a bookmark never repeats the RV the watch started from.
+        """
         with self.store.condition:
             if self.watcher.queue:
                 return None
-            return max(self.store.resource_version, self.watcher.min_rv)
+            rv = self.store.type_resource_version(self.rt)
+            return rv if rv > self.watcher.min_rv else None
 
     def _line(self, event):
         """The NDJSON line for ``event`` after selector transitions."""

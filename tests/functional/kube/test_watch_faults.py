@@ -68,8 +68,12 @@ def test_compaction_with_bookmarks_resumes_without_relist(sim, cluster,
         sim.store.create(configmaps, {'metadata': {
             'name': 'cm-%d' % i, 'namespace': 'default'}})
     target = str(sim.store.resource_version)
+    # A consistent list catches the VMs' watch cache up with the newest RV
+    # of any resource (as kube-apiserver's), and a bookmark then moves the
+    # VM watch there...
+    custom_api.list_namespaced_custom_object('kubevirt.io', 'v1', 'default',
+                                             'virtualmachines')
     sim.request_log.clear()
-    # A bookmark moves the VM watch to the newest RV of any resource...
     wait_for(lambda: any(e['query'].get('resourceVersion') == target
                          for e in vm_entries(sim, 'watch')))
     # ... so compacting everything older does not force a relist.

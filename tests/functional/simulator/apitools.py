@@ -103,6 +103,15 @@ def raw(api_client, method, path, body=None, headers=None, query=None,
     return resp.status, resp.getheaders(), resp.data
 
 
+def call(api_client, method, path, body=None, **query):
+    """``raw`` with JSON in and out (PATCH: a merge patch)."""
+    headers = {'Content-Type': 'application/merge-patch+json'} \
+        if method == 'PATCH' else None
+    status, _headers, data = raw(api_client, method, path, body, headers,
+                                 query)
+    return status, json.loads(data) if data else None
+
+
 def crd_schema_dir():
     """The CRD schema directory for tests, or skip (fail when CI=true).
 

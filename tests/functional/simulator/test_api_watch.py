@@ -152,9 +152,16 @@ def test_bookmarks_only_when_allowed(custom, simulator):
         apitools.watch_lines(custom, resource_version=rv,
                              timeout_seconds=1))
     assert plain == []
-    # Another resource's write moves the global RV past this CRD's last.
+    # Another resource's write moves the global RV past this CRD's last,
+    # but the widgets' watch cache has not seen it: no bookmark (it would
+    # repeat the RV the watch started from), as kube-apiserver.
     simulator.store.create(CONFIGMAPS, {
         'metadata': {'name': 'c', 'namespace': 'default'}})
+    assert apitools.read_events(apitools.watch_lines(
+        custom, resource_version=rv, allow_watch_bookmarks=True,
+        timeout_seconds=1)) == []
+    # A consistent list of widgets catches their cache up: bookmarks.
+    custom.list_namespaced_custom_object(G, V, 'default', P)
     events = apitools.read_events(apitools.watch_lines(
         custom, resource_version=rv, allow_watch_bookmarks=True,
         timeout_seconds=1))

@@ -66,12 +66,12 @@ def test_put_without_resource_version_is_invalid(custom):
     # The registry store names the resource, not the kind, here.
     assert status['message'] == (
         'widgets.sim.example.com "w1" is invalid: metadata.resourceVersion: '
-        'Invalid value: 0x0: must be specified for an update')
+        'Invalid value: 0: must be specified for an update')
     assert status['details']['kind'] == 'widgets'
     assert status['details']['group'] == 'sim.example.com'
     assert status['details']['causes'] == [{
         'reason': 'FieldValueInvalid', 'field': 'metadata.resourceVersion',
-        'message': 'Invalid value: 0x0: must be specified for an update'}]
+        'message': 'Invalid value: 0: must be specified for an update'}]
 
 
 def test_put_with_stale_resource_version_conflicts(custom):
@@ -175,7 +175,7 @@ def test_strategic_merge_patch_is_415(kube_client, custom):
         'application/merge-patch+json, application/apply-patch+yaml')
 
 
-def test_apply_patch_creates_then_merges_and_needs_manager(custom):
+def test_apply_patch_creates_then_owns_and_needs_manager(custom):
     apply = dict(_content_type='application/apply-patch+yaml')
     # Like kube-apiserver, an apply that creates answers 201, which the
     # generated client does not deserialise (None).
@@ -190,11 +190,13 @@ def test_apply_patch_creates_then_merges_and_needs_manager(custom):
                                    'kind': 'Widget',
                                    'spec': {'color': 'blue'}},
         field_manager='me', **apply)
-    assert out['spec'] == {'size': 1, 'color': 'blue'}
+    # Server-side apply: what "me" no longer applies (and nobody else
+    # owns) is removed.
+    assert out['spec'] == {'color': 'blue'}
     with pytest.raises(client.ApiException) as exc:
         custom.patch_namespaced_custom_object(
             G, V, 'default', P, 'w2', apitools.widget('w2'), **apply)
-    assert exc.value.status == 400
+    assert exc.value.status == 422
 
 
 def test_delete_without_finalizers_answers_success_status(custom):

@@ -95,10 +95,10 @@ def test_json_patch_not_applicable_is_generic_422(op):
 
 
 @pytest.mark.parametrize('body, message', [
-    (b'{"op": "add"}', 'json: cannot unmarshal object into Go value of '
-     'type jsonpatch.Patch'),
-    (b'["add"]', 'json: cannot unmarshal string into Go value of type '
-     'jsonpatch.Operation'),
+    (b'{"op": "add"}', 'error decoding patch: json: cannot unmarshal object '
+     'into Go value of type []handlers.jsonPatchOp'),
+    (b'["add"]', 'error decoding patch: json: cannot unmarshal string into '
+     'Go value of type handlers.jsonPatchOp'),
     (b'not json', None)])
 def test_malformed_json_patch_is_400(body, message):
     with pytest.raises(apistatus.ApiError) as exc:
@@ -115,16 +115,31 @@ def test_merge_patch_rfc7386():
     assert out['status'] == {'x': 1}
 
 
-def test_apply_requires_field_manager_and_merges():
+def test_apply_requires_field_manager_and_decodes_yaml():
     with pytest.raises(apistatus.ApiError) as exc:
         patches.apply(patches.APPLY_PATCH, DOC, b'{}')
-    assert exc.value.code == 400
-    out = patches.apply(patches.APPLY_PATCH, DOC, b'spec:\n  keep: false\n',
-                        'mgr')
-    assert out['spec']['keep'] is False
+    assert exc.value.code == 422
+    assert exc.value.message == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required '
+        'value: is required for apply patch')
+    config = patches.apply(patches.APPLY_PATCH, DOC,
+                           b'spec:\n  keep: false\n', 'mgr')
+    assert config == {'spec': {'keep': False}}
 
 
-def test_strategic_merge_is_415():
+def test_merge_patch_decoding_errors_in_kube_words():
     with pytest.raises(apistatus.ApiError) as exc:
-        patches.apply(patches.STRATEGIC_MERGE_PATCH, DOC, b'{}')
+        patches.merge_patch(DOC, b'[1]')
+    assert exc.value.code == 400
+    assert exc.value.message == (
+        'error decoding patch: json: cannot unmarshal array into Go value '
+        'of type map[string]interface {}')
+
+
+def test_strategic_merge_of_a_built_in_is_a_merge_and_other_types_415():
+    out = patches.apply(patches.STRATEGIC_MERGE_PATCH, DOC,
+                        b'{"spec": {"keep": null}}')
+    assert 'keep' not in out['spec']
+    with pytest.raises(apistatus.ApiError) as exc:
+        patches.apply('text/plain', DOC, b'{}')
     assert exc.value.code == 415

@@ -94,11 +94,13 @@ def test_unknown_fields_are_pruned_and_reported_metadata_first():
     ('size', '4', 'FieldValueTypeInvalid',
      'Invalid value: "string": spec.size in body must be of type integer: '
      '"string"'),
+    # The type comes before the format (int32): kube-apiserver's words.
     ('size', 1.5, 'FieldValueTypeInvalid',
-     'Invalid value: "float64": spec.size in body must be of type int32: '
-     '"float64"'),
+     'Invalid value: "number": spec.size in body must be of type integer: '
+     '"number"'),
     ('size', True, 'FieldValueTypeInvalid',
-     'Invalid value: "": spec.size in body must be of type int32: ""'),
+     'Invalid value: "boolean": spec.size in body must be of type integer: '
+     '"boolean"'),
     ('size', [1], 'FieldValueTypeInvalid',
      'Invalid value: "array": spec.size in body must be of type integer: '
      '"array"'),
