@@ -18,6 +18,7 @@ KubeVirt's controllers: what is compared is the API server.
 """
 
 import ssl
+import time
 
 import requests
 from requests import adapters
@@ -135,8 +136,26 @@ class KubeBackend(Backend):
         410 too.
         """
         self.http.close()
-        self.cp.restart_apiserver()
+        self.cp.kill_apiserver()
+        self.cp.start_apiserver()
         self.cp.compact_etcd()
+        self._await_watch_cache()
+
+    def _await_watch_cache(self, timeout=30.0):
+        """Wait until the widgets' new watch cache serves watches.
+
+        Until then kube-apiserver answers 429 "storage is (re)initializing".
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            resp = self.request('GET', '/apis/sim.example.com/v1/widgets',
+                                params={'watch': 'true', 'timeoutSeconds': '1',
+                                        'resourceVersion': '0'})
+            if resp.status_code != 429:
+                return
+            if time.monotonic() > deadline:
+                raise AssertionError('watch cache not ready: %s' % resp.text)
+            time.sleep(0.2)
 
     def stop(self):
         super().stop()

@@ -86,12 +86,14 @@ def case_compaction(s):
     s.post(s.widgets(), widget('w2'))
     s.patch(s.widgets('w1'), {'spec': {'size': 2}}, MERGE_PATCH)
     page = s.get(s.widgets(), query={'limit': '1'})
+    s.post(s.widgets(), widget('w3'))   # the page's RV is now history
     s.backend.compact()
     s.watch(s.widgets(), {'resourceVersion': w1.rv, 'timeoutSeconds': '5'})
     s.get(s.widgets(), query={'resourceVersion': w1.rv,
                               'resourceVersionMatch': 'Exact'})
     s.get(s.widgets(), query={'limit': '1',
                               'continue': page['metadata']['continue']})
-    current = s.get(s.widgets())
-    s.watch(s.widgets(), {'resourceVersion': current.rv,
-                          'timeoutSeconds': '1'})
+    s.get(s.widgets())
+    w4 = s.post(s.widgets(), widget('w4'))
+    s.patch(s.widgets('w4'), {'spec': {'size': 4}}, MERGE_PATCH)
+    s.watch(s.widgets(), {'resourceVersion': w4.rv, 'timeoutSeconds': '1'})

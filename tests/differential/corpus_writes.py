@@ -221,7 +221,7 @@ def case_secrets(s):
                         'stringData': {'user': 'admin'},
                         'data': {'user': 'b3RoZXI=', 'pw': 'cHc='}})
     current = s.get(secrets(s, 's1'))
-    s.put(secrets(s, 's1'), dict(current.body, type='kubernetes.io/tls'))
+    s.put(secrets(s, 's1'), dict(current.body, type='example.com/other'))
     s.put(secrets(s, 's1'), dict(current.body, stringData={'pw': 'new'}))
     s.patch(secrets(s, 's1'), {'stringData': {'more': 'x'}}, MERGE_PATCH)
     s.post(secrets(s), {'metadata': {'name': 's2'},
@@ -249,4 +249,4 @@ def case_leases(s):
     s.put(leases(s, 'leader'), body)   # stale
     s.post(leases(s), dict(lease, metadata={'name': 'bad'},
                            spec={'leaseDurationSeconds': 'long'}))
-    s.get(leases(s))
+    s.get(leases(s), query={'fieldSelector': 'metadata.name=leader'})

@@ -19,7 +19,9 @@ object resourceVersions by ``rv1``, ``rv2``... in order of appearance
 resourceVersions, which are the server's current revision, by
 ``<current>`` (``<stale>`` if older than an object seen), timestamps by
 ``<time>``, generated names by ``<generateName>*``, continue tokens by
-``<continue>``. Numbers in messages become their ``rv`` token, or ``<n>``.
+``<continue>``. Numbers in messages become their ``rv`` token, or ``<n>``;
+several causes are sorted (kube reports schema errors in map order) and
+the message lists them by number only.
 """
 
 import re
@@ -27,7 +29,10 @@ import re
 TIME = re.compile(r'^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$')
 UID = re.compile(r'[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-'
                  r'[0-9a-f]{12}')
+TIME_IN_TEXT = re.compile(r'\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z')
 NUMBER = re.compile(r'\b\d{3,}\b')
+# resourceVersions in messages that are the server's, not an object's.
+CURRENT = re.compile(r'(current: |too old resource version: \d+ \()\d+')
 
 
 class Normalizer:
@@ -65,6 +70,8 @@ class Normalizer:
     def text(self, value):
         """A message with uids, names and numbers replaced."""
         value = UID.sub(lambda m: self.uid(m.group()), value)
+        value = TIME_IN_TEXT.sub('<time>', value)
+        value = CURRENT.sub(lambda m: m.group(1) + '<current>', value)
         for name, token in self.names.items():
             value = value.replace(name, token)
         return NUMBER.sub(lambda m: self.rvs.get(m.group(), '<n>'), value)
@@ -92,9 +99,16 @@ class Normalizer:
             doc['message'] = self.text(doc['message'])
         details = doc.get('details')
         if isinstance(details, dict):
-            for cause in details.get('causes') or ():
+            causes = details.get('causes') or []
+            for cause in causes:
                 if isinstance(cause.get('message'), str):
                     cause['message'] = self.text(cause['message'])
+            if len(causes) > 1:
+                # kube-openapi reports schema errors in map order.
+                causes.sort(key=lambda c: (c.get('field', ''),
+                                           c.get('message', '')))
+                head = doc.get('message', '').split(': [', 1)[0]
+                doc['message'] = head + ': [%d causes]' % len(causes)
             if details.get('uid'):
                 details['uid'] = self.uid(details['uid'])
             if details.get('name') in self.names:
@@ -137,9 +151,10 @@ class Normalizer:
         return {'type': event.get('type'), 'object': self.object(obj)}
 
     def generic(self, value):
-        """A copy with timestamps replaced everywhere."""
+        """A copy with timestamps (and uids in keys) replaced everywhere."""
         if isinstance(value, dict):
-            return {k: self.generic(v) for k, v in value.items()}
+            return {UID.sub(lambda m: self.uid(m.group()), k):
+                    self.generic(v) for k, v in value.items()}
         if isinstance(value, list):
             return [self.generic(v) for v in value]
         if isinstance(value, str) and TIME.match(value):
