@@ -48,7 +48,10 @@ from sushy_kubevirt.controlplane import pki
 HOST = '127.0.0.1'
 SERVICE_CIDR = '10.0.0.0/24'
 ADMIN_USER = 'sushy-kubevirt-admin'
-KCM_CONTROLLERS = 'garbagecollector,namespace,serviceaccount'
+#: The garbage collector, the namespace controller, ServiceAccounts, and
+#: the PVC protection controller (admission gives every PVC its finalizer).
+KCM_CONTROLLERS = ('garbagecollector,namespace,serviceaccount,'
+                   'persistentvolumeclaim-protection-controller')
 START_TIMEOUT = 120.0
 
 
@@ -214,9 +217,11 @@ class ControlPlane:
             self._start_etcd()
             self._start_apiserver()
             self.wait_ready()
-            self._start_controller_manager()
+            # The CRDs first: the garbage collector maps owners' kinds at
+            # start (a kind it cannot map waits for its 30 s resync).
             if self.crd_schemas:
                 self.install_crds(crds.load(self.crd_schemas))
+            self._start_controller_manager()
         except BaseException:
             self.stop()
             raise
@@ -338,6 +343,9 @@ class ControlPlane:
             '--controllers', KCM_CONTROLLERS,
             '--service-account-private-key-file', str(self.pki / 'sa.key'),
             '--root-ca-file', str(self.ca_file),
+            # Each controller as its own ServiceAccount, as clusters run
+            # it: only the garbage collector's may read custom resources.
+            '--use-service-account-credentials',
             '--leader-elect=false', '--secure-port', '0',
             '--use-service-account-credentials',
             '--concurrent-gc-syncs', '5', '--v=1'])

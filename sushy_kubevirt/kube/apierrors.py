@@ -95,18 +95,16 @@ class Unreadable(ApiError):
 
 
 class NotFound(ApiError):
-    """HTTP 404."""
+    """HTTP 404.
 
-    @property
-    def unserved(self):
-        """True if the server sent no Status: the URL is not served at all.
+    ``unserved`` is True when the server sent no Status: the URL is not
+    served at all. kube-apiserver answers a path of no registered API (an
+    aggregated group whose APIService is absent, such as KubeVirt's
+    ``subresources.kubevirt.io`` without virt-api) with the plain text
+    ``404 page not found``; a missing object gets a NotFound Status.
+    """
 
-        kube-apiserver answers a path of no registered API (an aggregated
-        group whose APIService is absent, such as KubeVirt's
-        ``subresources.kubevirt.io`` without virt-api) with the plain text
-        ``404 page not found``; a missing object gets a NotFound Status.
-        """
-        return self.reason is None
+    unserved = False
 
 
 class Conflict(ApiError):
@@ -223,10 +221,13 @@ def from_response(status, body, headers=None):
         parsed = json.loads(body) if body else None
     except ValueError:
         parsed = None
-    if not isinstance(parsed, dict) or parsed.get('kind') != 'Status':
-        text = (body or '').strip() or 'HTTP %s' % status
-        parsed = {'code': status, 'message': text}
-    return from_status(parsed, headers=headers, http_status=status)
+    if isinstance(parsed, dict) and parsed.get('kind') == 'Status':
+        return from_status(parsed, headers=headers, http_status=status)
+    text = (body or '').strip() or 'HTTP %s' % status
+    exc = from_status({'code': status, 'message': text}, headers=headers,
+                      http_status=status)
+    exc.unserved = isinstance(exc, NotFound)
+    return exc
 
 
 def from_exception(exc):

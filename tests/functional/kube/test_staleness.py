@@ -21,6 +21,7 @@ prints its figure (``pytest -s``); doc/source/watch-cache.rst has them.
 import time
 
 import pytest
+from tests import backend
 from tests.functional.kube.conftest import wait_for
 
 from sushy_kubevirt.kube import apierrors
@@ -72,8 +73,11 @@ def test_current_within_5s_of_the_end_of_an_outage(sim, cluster_factory,
         print('\ntime to current after a %.0f s outage: %.2f s'
               % (down, took))
         assert took < BOUND
-    # The watches resumed where they were: no relist was needed.
-    assert sim.request_log.entries(verb='list') == []
+    if not backend.REAL:
+        # The watches resumed where they were: no relist was needed. (A
+        # restarted kube-apiserver rebuilds its watch cache and answers
+        # a resumed watch with an error: the reflector lists again.)
+        assert sim.request_log.entries(verb='list') == []
 
 
 def test_gone_after_reconnect_relists_at_once(sim, cluster_factory):

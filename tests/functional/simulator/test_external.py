@@ -183,32 +183,9 @@ def control_plane(tmp_path_factory):
                                 crd_schemas=schemas, binaries=binaries)
     plane.start()
     try:
-        _restart_controller_manager(plane)
         yield plane
     finally:
         plane.stop()
-
-
-def _restart_controller_manager(plane):
-    """Run kube-controller-manager again, as a cluster runs it.
-
-    ControlPlane starts it before the CRDs exist: its garbage collector
-    maps them only at its next discovery resync, 30 s later, and an owner
-    it could not map meanwhile waits out a growing backoff. It runs no
-    PVC protection controller either: a deleted PVC keeps the
-    kubernetes.io/pvc-protection finalizer that admission added. And its
-    garbage collector needs --use-service-account-credentials to read
-    custom resources (as system:kube-controller-manager it may not).
-    """
-    process = plane.processes['kube-controller-manager']
-    process.stop()
-    argv = process.argv
-    at = argv.index('--controllers') + 1
-    if 'persistentvolumeclaim-protection' not in argv[at]:
-        argv[at] += ',persistentvolumeclaim-protection-controller'
-    if '--use-service-account-credentials' not in argv:
-        argv.append('--use-service-account-credentials')
-    process.start()
 
 
 @pytest.fixture(scope='module')
