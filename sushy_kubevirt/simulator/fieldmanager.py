@@ -36,6 +36,9 @@ import json
 from sushy_kubevirt.simulator import apistatus
 
 MAP = object()
+MEMO_SIZE = 4096
+_MEMO = {}    # key with id(stored data) -> (that data, derived value)
+_TREES = {}   # frozenset of paths -> FieldsV1 tree
 SKIP_META = frozenset((
     'name', 'namespace', 'uid', 'resourceVersion', 'generation',
     'creationTimestamp', 'deletionTimestamp', 'deletionGracePeriodSeconds',
@@ -120,15 +123,13 @@ def _key(doc):
 
 def to_fields_v1(paths):
     """FieldsV1 JSON for a set of paths."""
-    tree = {}
-    for path in sorted(paths):
-        node = tree
-        for element in path:
-            node = node.setdefault(element, {})
+    tree, members = {}, []
     for path in paths:
         node = tree
         for element in path:
-            node = node[element]
+            node = node.setdefault(element, {})
+        members.append(node)
+    for node in members:
         if node and '.' not in node:
             node['.'] = {}
     return tree
@@ -147,17 +148,46 @@ def from_fields_v1(tree, prefix=()):
     return paths
 
 
+def _memo(key, identity, compute):
+    """A bounded memo of values derived from immutable stored data."""
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is identity:
+        return hit[1]
+    if len(_MEMO) >= MEMO_SIZE:
+        _MEMO.clear()
+    value = compute()
+    _MEMO[key] = (identity, value)
+    return value
+
+
 def _entries(obj):
     """``[(entry without fieldsV1, paths)]`` of an object's managers."""
-    return [(dict((k, v) for k, v in e.items() if k != 'fieldsV1'),
-             from_fields_v1(e.get('fieldsV1')))
-            for e in (obj or {}).get('metadata', {}).get('managedFields')
-            or ()]
+    out = []
+    for e in (obj or {}).get('metadata', {}).get('managedFields') or ():
+        tree = e.get('fieldsV1')
+        paths = _memo(('paths', id(tree)), tree,
+                      lambda tree=tree: frozenset(from_fields_v1(tree)))
+        out.append((dict((k, v) for k, v in e.items() if k != 'fieldsV1'),
+                    set(paths)))
+    return out
+
+
+def _tree(paths):
+    frozen = frozenset(paths)
+    hit = _TREES.get(frozen)
+    if hit is None:
+        if len(_TREES) >= MEMO_SIZE:
+            _TREES.clear()
+        hit = _TREES[frozen] = to_fields_v1(frozen)
+    return hit
 
 
 def _store(obj, entries):
-    """Write ``entries`` (non-empty ones, kube's order) into ``obj``."""
-    kept = [dict(entry, fieldsV1=to_fields_v1(paths))
+    """Write ``entries`` (non-empty ones, kube's order) into ``obj``.
+
+    Equal field sets share one (never modified) FieldsV1 tree.
+    """
+    kept = [dict(entry, fieldsV1=_tree(paths))
             for entry, paths in entries if paths]
     kept.sort(key=lambda e: (e['operation'], e.get('time', ''),
                              e['manager'], e.get('subresource', '')))
@@ -183,10 +213,20 @@ def _same(entry, manager, operation, subresource):
             entry.get('subresource')) == (manager, operation, subresource)
 
 
+def _cached_fields(rt, obj, schema, subresource):
+    """``fields`` of a stored (immutable) object, computed once."""
+    return _memo(('fields', id(obj), subresource), obj,
+                 lambda: fields(rt, obj, schema, subresource))
+
+
 def update(rt, new, old, manager, subresource=None, schema=None, now=''):
-    """Record an Update by ``manager`` turning ``old`` into ``new``."""
-    after = fields(rt, new, schema, subresource)
-    before = fields(rt, old, schema, subresource) if old else {}
+    """Record an Update by ``manager`` turning ``old`` into ``new``.
+
+    ``old`` must be the stored object (its field set is memoised); ``new``
+    is stored next, so its set is memoised too.
+    """
+    after = _cached_fields(rt, new, schema, subresource)
+    before = _cached_fields(rt, old, schema, subresource) if old else {}
     changed = {p for p, v in after.items()
                if p not in before or (v is not MAP and before[p] != v)}
     removed = set(before) - set(after)

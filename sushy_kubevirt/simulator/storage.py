@@ -93,9 +93,14 @@ class Event:
 
 
 def clone(value):
-    """Deep copy of JSON-like data (faster than copy.deepcopy)."""
+    """Deep copy of JSON-like data (faster than copy.deepcopy).
+
+    managedFields' ``fieldsV1`` trees are shared, not copied: nothing
+    changes one in place (``fieldmanager`` builds new ones).
+    """
     if isinstance(value, dict):
-        return {k: clone(v) for k, v in value.items()}
+        return {k: v if k == 'fieldsV1' else clone(v)
+                for k, v in value.items()}
     if isinstance(value, list):
         return [clone(v) for v in value]
     return value
@@ -348,6 +353,12 @@ class Store:
         self._check_schema(rt, new, unknown)
         if validate is not None:
             validate(new, None)
+        if operation != 'Apply' and (manager or
+                                     not meta.get('managedFields')):
+            # Outside the lock: the fields owned do not depend on the store.
+            fieldmanager.update(rt, new, None, manager or 'sushy-kubevirt-sim',
+                                schema=self._schemas.get(rt.key),
+                                now=now_iso())
         with self._cond:
             key = self._key(rt, meta.get('namespace'), meta['name'])
             if key in self._objects[rt.key]:
@@ -361,12 +372,6 @@ class Store:
             for stale in ('deletionTimestamp', 'deletionGracePeriodSeconds',
                           'resourceVersion'):
                 meta.pop(stale, None)
-            if operation != 'Apply' and (manager or
-                                         not meta.get('managedFields')):
-                fieldmanager.update(rt, new, None,
-                                    manager or 'sushy-kubevirt-sim',
-                                    schema=self._schemas.get(rt.key),
-                                    now=now_iso())
             self._commit('ADDED', rt, key, new, None)
         self._dispatch()
         return clone(new)
