@@ -70,6 +70,8 @@ class Authority:
             .not_valid_after(now + VALIDITY)
             .add_extension(x509.BasicConstraints(ca=True, path_length=None),
                            critical=True)
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(
+                self.key.public_key()), critical=False)
             .add_extension(x509.KeyUsage(
                 digital_signature=True, key_cert_sign=True, crl_sign=True,
                 content_commitment=False, key_encipherment=False,
@@ -93,7 +95,14 @@ class Authority:
             .not_valid_before(now - datetime.timedelta(minutes=5))
             .not_valid_after(now + VALIDITY)
             .add_extension(x509.BasicConstraints(ca=False, path_length=None),
-                           critical=True))
+                           critical=True)
+            # Key identifiers: X.509 strict verification (urllib3 2,
+            # Python 3.13) refuses certificates without them.
+            .add_extension(x509.SubjectKeyIdentifier.from_public_key(
+                key.public_key()), critical=False)
+            .add_extension(
+                x509.AuthorityKeyIdentifier.from_issuer_public_key(
+                    self.key.public_key()), critical=False))
         if hosts:
             usages.append(ExtendedKeyUsageOID.SERVER_AUTH)
             builder = builder.add_extension(x509.SubjectAlternativeName([
