@@ -26,7 +26,6 @@ import logging
 import threading
 
 from sushy_kubevirt.kube import accounting
-from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import indexer
 from sushy_kubevirt.kube import reflector
 from sushy_kubevirt.kube import resources
@@ -172,10 +171,10 @@ class Informer:
 
         Synced or not: once access is revoked the cache is no longer kept
         current, so it must not be served. Cleared by the next list or
-        watch the server accepts.
+        watch the server accepts; a restarted server's first 403s are not
+        a refusal yet (:meth:`Reflector.refused`).
         """
-        exc = self.reflector.last_error
-        return exc if isinstance(exc, apierrors.Forbidden) else None
+        return self.reflector.refused()
 
     # reads
 

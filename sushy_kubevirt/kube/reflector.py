@@ -72,6 +72,9 @@ class Timings:
     short_watch: float = 1.0
     #: Page size of consistent lists (resourceVersion unset).
     page_size: int = 500
+    #: How long 403s right after an outage are the restarted server's
+    #: authorizer loading the RBAC, not a refusal (:meth:`Reflector.refused`).
+    authorizer_grace: float = 5.0
 
 
 class _Retry(Exception):
@@ -114,6 +117,8 @@ class Reflector:
         self._gone_at = None
         #: Start of the current spell of failures and their count.
         self._failing_since = None
+        self._after_outage = False
+        self._forbidden_since = None
         self._failures = 0
         self._stopped = threading.Event()
         self._lock = threading.Lock()
@@ -207,6 +212,11 @@ class Reflector:
         if self._failing_since is None:
             self._failing_since = self._clock()
             self._failures = 0
+            self._after_outage = isinstance(exc, (apierrors.Unavailable,
+                                                  _Retry))
+        if isinstance(exc, apierrors.Forbidden) and \
+                self._forbidden_since is None:
+            self._forbidden_since = self._clock()
         self._failures += 1
         if repeated:
             log = LOG.debug
@@ -218,9 +228,29 @@ class Reflector:
             type(exc).__name__, exc, delay,
             ' with a relist' if need_list else '')
 
+    def refused(self):
+        """The 403 of the last list or watch, once it is a refusal.
+
+        A kube-apiserver that was just unreachable (restarted) refuses
+        every request for a few seconds, until its authorizer has listed
+        the RBAC objects; its 403s then name no revoked permission. 403s
+        in a spell of failures that began with an outage count only after
+        ``timings.authorizer_grace``: until then the cache keeps serving,
+        as during the outage.
+        """
+        exc = self.last_error
+        if not isinstance(exc, apierrors.Forbidden):
+            return None
+        if self._after_outage and self._forbidden_since is not None and \
+                self._clock() - self._forbidden_since < \
+                self.timings.authorizer_grace:
+            return None
+        return exc
+
     def _answered(self):
         """The server answered a list or a watch: the backoff restarts."""
         self.last_error = None
+        self._forbidden_since = None
         self._backoff.reset()
         if self._failing_since is not None:
             LOG.info('%s: the API server answers again after %.1f s and %d '
