@@ -16,15 +16,18 @@ import collections
 
 import requests
 import sushy
+from tests import backend
 from tests.functional.emulator import harness
 
 
-def _calls(sim, action):
+def _calls(sim, action, effective=False):
+    """The calls ``action`` made (``effective``: the writes answered 2xx)."""
     sim.request_log.clear()
     action()
     return collections.Counter(
         '%s %s' % (e['verb'], e['resource'])
-        for e in harness.api_calls(sim) if e['verb'] != 'list')
+        for e in harness.api_calls(sim) if e['verb'] != 'list' and (
+            not effective or e['verb'] != 'get' and e['status'] < 300))
 
 
 def test_api_calls_per_operation(sim, emulator, redfish, machine, capsys):
@@ -80,6 +83,16 @@ def test_api_calls_per_operation(sim, emulator, redfish, machine, capsys):
     lines = []
     for label, action, expected in table:
         harness.wait_caught_up(sim, url, machine.name)
+        if backend.REAL:
+            # The simulated VM controller writes the VM's status over the
+            # API, racing the emulator's cache: how many reads confirm a
+            # plan, and how many guarded patches conflict, varies. The
+            # writes that took effect do not.
+            calls = _calls(sim, action, effective=True)
+            lines.append('%-42s %s' % (label, dict(calls) or 0))
+            assert dict(+calls) == {k: v for k, v in expected.items()
+                                    if not k.startswith('get ')}, label
+            continue
         calls = _calls(sim, action)
         lines.append('%-42s %s' % (label, dict(calls) or 0))
         # The VM controller writes VM status around power transitions; a

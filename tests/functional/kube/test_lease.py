@@ -16,6 +16,7 @@ import json
 
 from kubernetes import client as k8s_client
 import pytest
+from tests import backend
 from tests.functional.kube.conftest import wait_for
 
 from sushy_kubevirt.kube import lease
@@ -85,16 +86,19 @@ def test_one_leader_then_a_takeover_with_its_checkpoint(
 def test_a_silent_leader_is_replaced_after_the_duration(
         sim, cluster_factory, coordination):
     cluster = cluster_factory(sim)
-    # A plain body: the official client writes a V1LeaseSpec's renew_time
-    # as "...T00:00:00+00:00", which kube-apiserver refuses (a MicroTime
-    # has six fractional digits).
+    # Not through the official client: it turns the body into a V1Lease
+    # and writes its renew_time as "...T00:00:00+00:00", which
+    # kube-apiserver refuses (a MicroTime has six fractional digits).
     held = {
         'metadata': {'name': 'test-lease', 'annotations': {
             lease.CHECKPOINT: json.dumps({'s': [9, 1]})}},
         'spec': {'holderIdentity': 'dead', 'leaseDurationSeconds': 1,
                  'renewTime': '2026-01-01T00:00:00.000000Z',
                  'leaseTransitions': 3}}
-    coordination.create_namespaced_lease('default', held)
+    status, body = backend.admin_request(
+        sim, 'POST', '/apis/coordination.k8s.io/v1/namespaces/default/'
+        'leases', held)
+    assert status == 201, body
     led = []
     elector = _elector(cluster, led, {})
     elector.start()
