@@ -31,13 +31,13 @@ import urllib.error
 import urllib.request
 
 from sushy_kubevirt.bench import procs
+from sushy_kubevirt.controlplane import rbac
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
-from sushy_kubevirt.simulator import realcluster
 from sushy_kubevirt.simulator import schemas
 
 BACKENDS = ('simulator', 'kube-apiserver')
-EMULATOR_USER = realcluster.EMULATOR_USER
+EMULATOR_USER = rbac.EMULATOR_USER
 VMS = '/apis/kubevirt.io/v1/namespaces/%s/virtualmachines/%s'
 CRB = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'
 MERGE = 'application/merge-patch+json'
@@ -185,6 +185,8 @@ class RealTarget(Target):
     name = 'kube-apiserver'
 
     def _start(self, marks):
+        # Imported here: the control plane needs the [controlplane] extra.
+        from sushy_kubevirt.simulator import realcluster
         self.cluster = realcluster.RealCluster(
             vms=self.vms, namespaces=self.namespaces,
             time_scale=self.time_scale, crd_schemas=self.crd_schemas)

@@ -27,6 +27,9 @@ import sys
 import yaml
 
 SERVICE_ACCOUNT = 'sushy-kubevirt'
+#: The emulator's user name: the ServiceAccount the manifests deploy.
+EMULATOR_USER = 'system:serviceaccount:%s:%s' % (SERVICE_ACCOUNT,
+                                                 SERVICE_ACCOUNT)
 RBAC_PATH = '/apis/rbac.authorization.k8s.io/v1'
 
 

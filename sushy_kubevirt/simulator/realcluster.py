@@ -35,9 +35,7 @@ from sushy_kubevirt.simulator import auditlog
 from sushy_kubevirt.simulator import external
 from sushy_kubevirt.simulator import schemas
 
-#: The emulator's identity: the ServiceAccount the manifests deploy.
-EMULATOR_USER = 'system:serviceaccount:%s:%s' % (rbac.SERVICE_ACCOUNT,
-                                                 rbac.SERVICE_ACCOUNT)
+EMULATOR_USER = rbac.EMULATOR_USER
 
 
 class RealCluster:
