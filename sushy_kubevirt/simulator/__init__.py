@@ -21,11 +21,11 @@ controllers and subresources and seed objects.
 import logging
 import os
 import threading
-import time
 
 from sushy_kubevirt.simulator import apiserver
 from sushy_kubevirt.simulator import auth
 from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import control
 from sushy_kubevirt.simulator import controllermanager
 from sushy_kubevirt.simulator import faults
@@ -247,14 +247,7 @@ class Simulator:
 
     def wait_for(self, predicate, timeout=10.0, interval=0.02):
         """Poll ``predicate()`` until true; return its value or raise."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() >= deadline:
-                raise TimeoutError('condition not met in %.1fs' % timeout)
-            time.sleep(interval)
+        return clock.wait_for(predicate, timeout, interval)
 
     def __enter__(self):
         return self.start()

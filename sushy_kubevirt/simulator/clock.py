@@ -28,6 +28,21 @@ import time
 LOG = logging.getLogger(__name__)
 
 
+def wait_for(predicate, timeout=10.0, interval=0.02):
+    """Poll ``predicate()`` until true; return its value.
+
+    :raises TimeoutError: not true within ``timeout`` seconds.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() >= deadline:
+            raise TimeoutError('condition not met in %.1fs' % timeout)
+        time.sleep(interval)
+
+
 def stage_delays(defaults, overrides):
     """``defaults`` updated from ``overrides`` matched case-insensitively.
 

@@ -27,11 +27,11 @@ import os
 import pathlib
 import tempfile
 import threading
-import time
 
 from sushy_kubevirt.controlplane import rbac
 from sushy_kubevirt.controlplane import server
 from sushy_kubevirt.simulator import auditlog
+from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import external
 from sushy_kubevirt.simulator import schemas
 
@@ -160,14 +160,7 @@ class RealCluster:
 
     def wait_for(self, predicate, timeout=10.0, interval=0.02):
         """Poll ``predicate()`` until true; return its value or raise."""
-        deadline = time.monotonic() + timeout
-        while True:
-            value = predicate()
-            if value:
-                return value
-            if time.monotonic() >= deadline:
-                raise TimeoutError('condition not met in %.1fs' % timeout)
-            time.sleep(interval)
+        return clock.wait_for(predicate, timeout, interval)
 
 
 class ControlTarget:

@@ -30,7 +30,6 @@ import logging
 import os
 import ssl
 import threading
-import time
 import urllib.error
 import urllib.request
 
@@ -44,6 +43,7 @@ from sushy_kubevirt.controlplane import build
 from sushy_kubevirt.controlplane import server
 from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import external
 from sushy_kubevirt.simulator import objects
 from sushy_kubevirt.simulator import remote
@@ -58,14 +58,7 @@ pytestmark = pytest.mark.timeout(600)
 
 def until(predicate, timeout=TIMEOUT, interval=0.1):
     """Poll ``predicate()`` until it returns a true value; return it."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() >= deadline:
-            raise AssertionError('condition not met in %.0f s' % timeout)
-        time.sleep(interval)
+    return clock.wait_for(predicate, timeout, interval)
 
 
 def heard(events, wanted):
