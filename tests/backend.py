@@ -83,4 +83,4 @@ def admin_request(sim, method, path, body=None):
     answer = requests.request(method, sim.url + path, json=body, timeout=30,
                               headers={'Authorization': 'Bearer '
                                        + sim.token})
-    return answer.status_code, answer.json()
+    return answer.status_code, answer.json() if answer.content else None
