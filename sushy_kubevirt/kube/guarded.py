@@ -12,7 +12,16 @@
 
 """Guarded writes: JSON patches that fail instead of overwriting news."""
 
+import random
+import time
+
 from sushy_kubevirt.kube import apierrors
+
+#: Pauses between conflicting attempts (after the second conflict): a
+#: controller writing a VM's status in a burst (virt-controller during a
+#: power transition) bumps its resourceVersion several times a second, and
+#: immediate retries kept losing the race to it on a real API server.
+PAUSE_FIRST, PAUSE_CAP = 0.02, 0.5
 
 
 def _guard(vm, operations):
@@ -21,7 +30,13 @@ def _guard(vm, operations):
              'value': version}] + list(operations)
 
 
-def guarded_patch(cluster, namespace, name, build_ops, retries=5):
+def _pause(attempt):
+    if attempt:
+        time.sleep(random.uniform(0.5, 1.0) *
+                   min(PAUSE_CAP, PAUSE_FIRST * 2 ** attempt))
+
+
+def guarded_patch(cluster, namespace, name, build_ops, retries=8):
     """Patch VM ``namespace/name`` with ``build_ops(vm)``, never blindly.
 
     ``build_ops`` computes RFC 6902 operations from the (cached) VM; an
@@ -29,7 +44,8 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=5):
     with a ``test`` of ``/metadata/resourceVersion``, so it applies only to
     the version the operations were computed from; on :class:`Conflict`
     the VM is re-read live and the operations rebuilt, up to ``retries``
-    attempts in all.
+    attempts in all, with short jittered pauses from the second conflict
+    on.
 
     :returns: the patched VM, or the VM unchanged when there was nothing
         to do.
@@ -50,6 +66,7 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=5):
         except apierrors.Conflict as exc:
             if attempt == retries - 1:
                 raise
+            _pause(attempt)
             vm = cluster.get_vm_live(namespace, name)
             if apierrors.patch_not_applicable(exc) and \
                     vm['metadata']['resourceVersion'] == tested:

@@ -15,6 +15,7 @@
 import logging
 
 import pytest
+from tests import backend
 from tests.functional.kube.conftest import wait_for
 
 from sushy_kubevirt.kube import apierrors
@@ -115,8 +116,11 @@ def test_server_restart_recovers_without_storm(sim, cluster, custom_api):
     assert sim.restart_api(down_seconds=0.6).wait(5)
     create(custom_api, 'after-restart')
     wait_for(lambda: cluster.get_vm('default', 'after-restart'))
-    assert vm_entries(sim, 'list') == []
-    assert sim.request_log.entries(verb='list') == []
+    if not backend.REAL:
+        # (A restarted kube-apiserver rebuilds its watch cache and answers
+        # a resumed watch with an error: the reflector lists again.)
+        assert vm_entries(sim, 'list') == []
+        assert sim.request_log.entries(verb='list') == []
     # Two informers retried with backoff (0.05 s doubling, 0.2 s cap)
     # while the server was down for 0.6 s: a handful of attempts each.
     assert cluster.accounting.live_calls('watch') - before <= 16
