@@ -17,8 +17,10 @@ from sushy_kubevirt.kube import guarded
 
 
 class Churning:
-    """A cluster whose VM changes (a new resourceVersion) times times
-    between each read and the patch that follows it."""
+    """A cluster whose VM changes between a read and the next patch.
+
+    ``times`` times in a row, each a new resourceVersion.
+    """
 
     def __init__(self, times):
         self.times = times
