@@ -12,4 +12,5 @@
 
 """The simulator fixtures the external controllers' store is also tried on."""
 
+from tests.functional.simulator.conftest import kubeconfig  # noqa: F401
 from tests.functional.simulator.conftest import simulator  # noqa: F401
