@@ -17,6 +17,7 @@ is the threaded Flask development server behind each project's console
 script.
 """
 
+import functools
 import os
 import pprint
 import signal
@@ -81,15 +82,22 @@ def _script(name):
     return os.path.join(os.path.dirname(sys.executable), name)
 
 
+@functools.lru_cache(maxsize=1)
+def _no_control_socket():
+    """``--no-control-socket`` where gunicorn has it (not at its floor)."""
+    out = subprocess.run([sys.executable, '-m', 'gunicorn', '--help'],
+                         capture_output=True, text=True, timeout=60).stdout
+    return ['--no-control-socket'] if '--no-control-socket' in out else []
+
+
 def argv(server, driver, config_path, port):
     """The command line starting one emulator."""
     if server == 'gunicorn':
         return [sys.executable, '-m', 'gunicorn',
                 '--bind', '127.0.0.1:%d' % port,
                 '--workers', str(WORKERS), '--threads', str(THREADS),
-                '--timeout', '120', '--graceful-timeout', '5',
-                '--no-control-socket',
-                'sushy_tools.emulator.main:app']
+                '--timeout', '120', '--graceful-timeout', '5'] + \
+            _no_control_socket() + ['sushy_tools.emulator.main:app']
     if driver == 'fake':
         return [_script('sushy-emulator'), '--fake', '--config', config_path,
                 '--interface', '127.0.0.1', '--port', str(port)]
