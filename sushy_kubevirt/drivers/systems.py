@@ -20,6 +20,7 @@ subresource. Reads cost no API call once the watch cache has synced.
 """
 
 import functools
+import logging
 import threading
 
 import flask
@@ -51,6 +52,7 @@ from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import sessions
 from sushy_kubevirt import routes
 
+LOG = logging.getLogger(__name__)
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
 #: Guarded patch attempts: every round of a write race lets one writer
 #: through, so this many concurrent writers on one VM all succeed.
@@ -276,6 +278,19 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             except apierrors.Conflict as exc:
                 raise errormap.busy('Cannot %s now: %s' % (state, exc),
                                     value=state)
+        if any(call.target == 'vm' and call.action != power.RUN_STRATEGY
+               for call in calls):
+            # virt-api answers a start, stop or restart with an empty 202
+            # after writing the VM (its run strategy, or a state change
+            # request): 1 GET gives this process's next read that VM, so
+            # the client reads its own reset (PoweringOff after a
+            # GracefulShutdown) even before the watch delivers it. The
+            # reset is done: a failed read only leaves that to the watch.
+            try:
+                self.cluster.get_vm_live(namespace, name)
+            except apierrors.ApiError as exc:
+                LOG.debug('VM %s/%s not read after %s: %s', namespace, name,
+                          state, exc)
 
     def _reset_plan(self, state, vm):
         """``(vm, calls)`` for reset ``state``, confirmed live if need be.

@@ -29,7 +29,8 @@ STOP = 'PUT virtualmachines/stop'
 RESTART = 'PUT virtualmachines/restart'
 PATCH = 'PATCH virtualmachines'
 #: The live read confirming a no-op, a start or the stop of an Always VM
-#: (a lagging cache).
+#: (a lagging cache); and the one after a start, stop or restart, which
+#: gives the cache the VM virt-api wrote (read-your-writes).
 GET = 'GET virtualmachines'
 
 #: operation -> Kubernetes API calls (method, resource[/subresource]).
@@ -50,17 +51,17 @@ EXPECTED = {
     'PATCH BIOS Settings': [PATCH],
     # The BIOS Settings PATCH above applies at this boot: one PATCH makes
     # it current just before the start (kubevirt.bios.boot_ops).
-    'Reset On (Off)': [GET, PATCH, START],
+    'Reset On (Off)': [GET, PATCH, START, GET],
     'Reset On (On)': [GET],
     'Reset ForceOn (On)': [GET],
-    'Reset ForceRestart (On)': [GET, RESTART],
-    'Reset GracefulRestart (On)': [GET, RESTART],
-    'Reset GracefulShutdown (On)': [GET, STOP],
+    'Reset ForceRestart (On)': [GET, RESTART, GET],
+    'Reset GracefulRestart (On)': [GET, RESTART, GET],
+    'Reset GracefulShutdown (On)': [GET, STOP, GET],
     'Reset ForceOff (Off)': [GET],
     'Reset GracefulShutdown (Off)': [GET],
-    'Reset PushPowerButton (Off)': [GET, START],
-    'Reset ForceOff (On)': [GET, STOP],
-    'Reset ForceRestart (Off)': [GET, START],
+    'Reset PushPowerButton (Off)': [GET, START, GET],
+    'Reset ForceOff (On)': [GET, STOP, GET],
+    'Reset ForceRestart (Off)': [GET, START, GET],
     'Reset Nmi (400)': [],
 }
 

@@ -91,9 +91,10 @@ def test_graceful_shutdown_waits_force_off_does_not(sim, emulator, redfish,
         'terminationGracePeriodSeconds']
     assert grace == 180
     system.reset_system(sushy.RESET_GRACEFUL_SHUTDOWN)
+    # The client reads its own reset at once; virt-controller deletes the
+    # VMI a little later.
     assert _state(system) == sushy.SYSTEM_POWER_STATE_POWERING_OFF
-    assert harness.vmi(sim, machine.name)['metadata'].get(
-        'deletionTimestamp')
+    _wait_deleting(sim, machine)
     # Ironic maps PoweringOff to "off" and may power on at once: 409 with
     # the message id Ironic retries (power_on_conflict_retry_attempts).
     response = _reset(emulator, machine, 'On')
@@ -123,6 +124,15 @@ def test_nmi_and_unknown_reset_types_are_400(sim, emulator, machine):
         'resourceVersion'] == before
 
 
+def _wait_deleting(sim, machine):
+    """The VMI, once virt-controller has begun deleting it."""
+    def deleting():
+        vmi = harness.vmi(sim, machine.name)
+        return vmi if (vmi or {}).get('metadata', {}).get(
+            'deletionTimestamp') else None
+    return harness.wait_until(deleting, 20, 0.05, what='VMI deleting')
+
+
 def _uid(sim, machine):
     vmi = harness.vmi(sim, machine.name)
     return vmi and vmi['metadata']['uid']
@@ -142,8 +152,7 @@ def test_restarts(sim, redfish, machine):
     # its grace period (180 s) to shut down.
     system.reset_system(sushy.RESET_GRACEFUL_RESTART)
     assert _state(system) == sushy.SYSTEM_POWER_STATE_POWERING_OFF
-    vmi = harness.vmi(sim, machine.name)
-    assert vmi['metadata'].get('deletionTimestamp')
+    vmi = _wait_deleting(sim, machine)
     assert vmi['spec']['terminationGracePeriodSeconds'] == 180
 
 
