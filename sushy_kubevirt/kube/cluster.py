@@ -114,7 +114,8 @@ class Cluster:
             limiter.TokenBucket(self.settings.qps, self.settings.burst),
             self.accounting)
 
-    def _start(self):
+    def _prepare(self):
+        """The informers, listers and dispatcher, not started yet."""
         live = self._make_api(len(self._scopes) * len(self._resources))
         events = dispatcher.Dispatcher('dispatcher kube')
         informers, listers = {}, {}
@@ -135,15 +136,17 @@ class Cluster:
                     cache, live, self.accounting, selector)
         for fn in self._vmi_handlers:
             self._add_vmi_handler(running, fn)
-        events.start()
-        for cache in informers.values():
+        return running
+
+    def _launch(self, running):
+        running.dispatcher.start()
+        for cache in running.informers.values():
             cache.start()
-        self.accounting.report_health(
-            lambda: [i.health() for i in informers.values()])
+        informers = list(running.informers.values())
+        self.accounting.report_health(lambda: [i.health() for i in informers])
         LOG.info('Watching %s in %s', ', '.join(r.plural for r in
                                                 self._resources),
                  ', '.join(self.settings.namespaces or ('all namespaces',)))
-        return running
 
     # missing namespaces
 
@@ -213,9 +216,12 @@ class Cluster:
                 # start the watches of a stopped Cluster again.
                 raise apierrors.Unavailable('the Cluster is stopped')
             if self._running is None or self._pid != os.getpid():
-                # A forked child inherits no threads: start afresh.
-                self._running = self._start()
+                # A forked child inherits no threads: start afresh. The
+                # handlers check ``_running`` (a stopped Cluster's are
+                # dropped): it is set before the first event can come.
+                self._running = self._prepare()
                 self._pid = os.getpid()
+                self._launch(self._running)
             return self._running
 
     def start(self):

@@ -12,6 +12,7 @@
 
 """VMI handlers: replay for late handlers, one shared dispatcher thread."""
 
+import logging
 import threading
 
 from tests.functional.kube.conftest import our_threads
@@ -56,6 +57,38 @@ def test_handler_added_before_start_gets_the_first_list_once(
     # the listed object is handed over once, first.
     assert events[0] == ('ADDED', 'vm-00003')
     assert [e for e in events if e[0] == 'ADDED'] == [('ADDED', 'vm-00003')]
+
+
+class _SlowStart(logging.Handler):
+    """Holds up the thread starting a Cluster once its watches started."""
+
+    def emit(self, record):
+        if record.getMessage().startswith('Watching '):
+            threading.Event().wait(1.0)
+
+
+def test_first_list_reaches_a_handler_while_the_start_is_slow(
+        sim, cluster_factory):
+    """The first list's ADDED events are not dropped as a stopped one's.
+
+    The informers may list and dispatch before the starting thread has
+    finished: a loaded machine, here a slow log handler.
+    """
+    warm = cluster_factory(sim)
+    start(warm, 'vm-00002')
+    cluster = cluster_factory(sim)
+    events = []
+    cluster.add_vmi_handler(lambda kind, vmi: events.append(
+        (kind, vmi['metadata']['name'])))
+    slow = _SlowStart()
+    logger = logging.getLogger('sushy_kubevirt.kube.cluster')
+    logger.addHandler(slow)
+    try:
+        cluster.start()
+    finally:
+        logger.removeHandler(slow)
+    assert cluster.wait_for_sync(10)
+    wait_for(lambda: ('ADDED', 'vm-00002') in events)
 
 
 def test_one_dispatcher_thread_per_cluster(sim_factory, cluster_factory):
