@@ -166,7 +166,7 @@ def test_force_off_during_graceful_restart_ends_off(sim, redfish, machine):
     harness.wait_until(lambda: harness.vmi(sim, machine.name) is None or
                        harness.vmi(sim, machine.name)['metadata']['uid'] !=
                        vmi_uid, 15, what='VMI replaced or gone')
-    _wait_state(system, OFF, timeout=5)
+    _wait_state(system, OFF)
     vm = harness.vm(sim, machine.name)
     assert vm['spec']['runStrategy'] == 'Halted'
     assert not vm['status'].get('stateChangeRequests')

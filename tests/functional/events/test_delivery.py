@@ -76,7 +76,7 @@ def test_order_and_a_full_queue_drops_without_blocking():
             ids = [int(e['EventId'].split('.')[0]) for e in slow.events()]
             assert ids == sorted(ids) and ids[0] == 1
             # Done once the receiver's answer is back, after it counted.
-            harness.wait_until(lambda: sender.done == (11, 0), 5, 0.01,
+            harness.wait_until(lambda: sender.done == (11, 0), 20, 0.01,
                                'the last event done')
         finally:
             stuck.stop()
@@ -89,7 +89,7 @@ def test_failures_are_retried_then_given_up():
         try:
             sender.offer((1, 0), _record(1))
             failing.wait(lambda r: len(r.posts) == 3)
-            harness.wait_until(lambda: sender.counts['failed'], 5, 0.01,
+            harness.wait_until(lambda: sender.counts['failed'], 20, 0.01,
                                'given up')
             assert dict(sender.counts) == {'retried': 2, 'failed': 1}
             assert sender.done == (1, 0)  # given up: not sent again

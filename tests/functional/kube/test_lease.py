@@ -103,7 +103,7 @@ def test_a_silent_leader_is_replaced_after_the_duration(
     elector = _elector(cluster, led, {})
     elector.start()
     try:
-        wait_for(lambda: led, timeout=5)
+        wait_for(lambda: led, timeout=20)
         assert led == [{'s': [9, 1]}]
         spec = coordination.read_namespaced_lease('test-lease',
                                                   'default').spec

@@ -100,17 +100,19 @@ def test_stop_and_restart_of_a_stopped_vm(simulator, custom):
 
 
 def test_halted_stop_needs_a_shorter_grace_period(simulator, custom):
-    vmtools.create_vm(custom, 'hg', run_strategy='Always', grace=180)
+    # 3600 s of grace is 36 s of real time: long enough for the refusals
+    # below to meet a VM still stopping on a loaded machine.
+    vmtools.create_vm(custom, 'hg', run_strategy='Always', grace=3600)
     vmtools.wait_running(simulator, custom, 'hg')
     vmtools.action(custom, 'hg', 'stop')
-    vmtools.wait_printable(simulator, custom, 'hg', 'Stopping', timeout=1)
-    for body in (None, {'gracePeriod': 180}, {'gracePeriod': 300}):
+    vmtools.wait_printable(simulator, custom, 'hg', 'Stopping', timeout=10)
+    for body in (None, {'gracePeriod': 3600}, {'gracePeriod': 7200}):
         assert vmtools.refused(custom, 'hg', 'stop', body)['message'].endswith(
             'Halted only supports manual stop requests with a shorter '
             'graceperiod')
     vmtools.action(custom, 'hg', 'stop', {'gracePeriod': 0})
     simulator.wait_for(lambda: vmtools.get(custom, 'hg', vmtools.VMIS) is None,
-                       timeout=1.0)
+                       timeout=10)
 
 
 def test_restart_grace_period_rules(simulator, custom):
