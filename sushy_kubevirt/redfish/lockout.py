@@ -136,20 +136,36 @@ class Lockout:
     def attempt(self, user, correct):
         """Count a login of ``user`` (in the auth file); True: let it in.
 
-        :raises apierrors.ApiError: the state cannot be read or written.
+        While the API server cannot be reached, the last state read
+        applies and nothing is counted (logged).
         """
         if not self.policy.enabled:
             return correct
         now = int(self._clock())
-        entry = self._read()[2].get(user)
+        try:
+            state = self._read()[2]
+        except apierrors.ApiError as exc:
+            # The passwords are still checked; the lockout goes on from
+            # the last state read once the API server answers again.
+            LOG.warning('Cannot read the account lockout: %s',
+                        type(exc).__name__)
+            state = self._copy[2] if self._copy else {}
+        entry = state.get(user)
         if self._locked(entry, now):
             return False
         if correct:
             if entry is not None:
-                self._update(user, lambda old: None)
+                self._write(user, lambda old: None)
             return True
-        self._update(user, lambda old: self._failed(old, now))
+        self._write(user, lambda old: self._failed(old, now))
         return False
+
+    def _write(self, user, change):
+        try:
+            self._update(user, change)
+        except apierrors.ApiError as exc:
+            LOG.warning('Cannot record a login in the account lockout: %s',
+                        type(exc).__name__)
 
     def _failed(self, old, now):
         p = self.policy

@@ -16,6 +16,7 @@ import pytest
 from tests.unit.redfish.test_sessions import FakeCluster
 
 from sushy_kubevirt import config
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.redfish import lockout
 from sushy_kubevirt.redfish import throttle
 
@@ -109,3 +110,17 @@ def test_throttle_refuses_past_the_burst_and_forgets(clock):
 def test_bad_throttle_settings_name_the_key(settings):
     with pytest.raises(config.ConfigError, match='AUTH_FAILURE'):
         throttle.policy(settings)
+
+
+class _Down(FakeCluster):
+    def get_secret(self, namespace, name):
+        raise apierrors.Unavailable('down')
+
+    patch_secret = create_secret = get_secret
+
+
+def test_an_unreachable_api_server_leaves_the_passwords_checked(clock):
+    locks = _lockout(clock, _Down(), threshold=1, duration=30,
+                     reset_after=30)
+    assert locks.attempt('admin', False) is False
+    assert locks.attempt('admin', True) is True
