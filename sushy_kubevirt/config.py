@@ -133,16 +133,26 @@ def _key(name, prefix=PREFIX):
     return prefix + name.upper()
 
 
-#: Keys read beside :func:`load`: the sessions' (``redfish.sessions``).
+#: Keys read beside :func:`load`: the sessions' and authentication's
+#: (``redfish.sessions``).
 SESSION_TIMEOUT_KEY = _key('session_timeout')
 SESSION_NAMESPACE_KEY = _key('session_namespace')
+SESSION_LIMIT_KEY = _key('session_limit')
+LOCKOUT_THRESHOLD_KEY = _key('account_lockout_threshold')
+LOCKOUT_DURATION_KEY = _key('account_lockout_duration')
+LOCKOUT_RESET_KEY = _key('account_lockout_counter_reset_after')
+AUTH_FAILURE_RATE_KEY = _key('auth_failure_rate')
+AUTH_FAILURE_BURST_KEY = _key('auth_failure_burst')
+AUTH_KEYS = (SESSION_TIMEOUT_KEY, SESSION_NAMESPACE_KEY, SESSION_LIMIT_KEY,
+             LOCKOUT_THRESHOLD_KEY, LOCKOUT_DURATION_KEY, LOCKOUT_RESET_KEY,
+             AUTH_FAILURE_RATE_KEY, AUTH_FAILURE_BURST_KEY)
 
 
 def known_keys():
     """Every ``SUSHY_EMULATOR_KUBEVIRT_*`` key the emulator reads."""
     keys = {_key(f.name) for f in dataclasses.fields(Settings)
             if f.name not in ('vmedia', 'events')}
-    keys |= {SESSION_TIMEOUT_KEY, SESSION_NAMESPACE_KEY}
+    keys |= set(AUTH_KEYS)
     return keys | {_key(f.name, VMEDIA_PREFIX)
                    for f in dataclasses.fields(Vmedia)} | {
         _key(f.name, EVENTS_PREFIX) for f in dataclasses.fields(Events)}

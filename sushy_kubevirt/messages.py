@@ -144,6 +144,12 @@ _MESSAGES = {
         'Critical', 'There is no valid session established with the '
         'implementation.', 'Establish a session before attempting any '
         'operations.'),
+    'SessionLimitExceeded': (
+        'Critical', 'The session establishment failed due to the number of '
+        'simultaneous sessions exceeding the limit of the implementation.',
+        'Reduce the number of other sessions before trying to establish the '
+        'session or increase the limit of simultaneous sessions (if '
+        'supported).'),
     'ServiceTemporarilyUnavailable': (
         'Critical', 'The service is temporarily unavailable.  Retry in %1 '
         'seconds.', 'Wait for the indicated retry duration and retry the '

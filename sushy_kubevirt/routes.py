@@ -28,6 +28,7 @@ import logging
 import uuid
 
 import flask
+from flask.json import provider as json_provider
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 from werkzeug import exceptions
@@ -630,8 +631,9 @@ def _login(store):
                 'PropertyValueTypeError', '(hidden)' if name == 'Password'
                 else value, name, properties=['/' + name])
     auth_file = app.config.get(auth.AUTH_FILE)
-    if auth_file and not auth.verify(auth_file, user,
-                                     password.encode('utf-8')):
+    if auth_file and not auth.verify(
+            auth_file, user, password.encode('utf-8', 'surrogatepass'),
+            store.lockout):
         app.logger.info('Login refused for user %r', user)
         raise messages.RedfishError(
             'NoValidSession', code=401, detail='Incorrect user name or '
@@ -646,30 +648,47 @@ def _login(store):
     return response
 
 
+def _requester():
+    """The authenticated user of the request; None without an auth file."""
+    return flask.request.environ.get(auth.USER_KEY)
+
+
 @blueprint.route(root.SESSIONS, methods=['GET', 'POST'])
 @errormap.translate
 def session_collection():
-    """GET: the live sessions; POST: log in (credentials in the body)."""
+    """GET: the requester's live sessions; POST: log in."""
     store = _sessions()
     if flask.request.method == 'POST':
         return _login(store)
-    return flask.jsonify(sessions.collection(store.list(), root.SESSIONS))
+    return flask.jsonify(sessions.collection(store.list(_requester()),
+                                             root.SESSIONS))
 
 
 @blueprint.route(root.SESSIONS + '/<session_id>', methods=['GET', 'DELETE'])
 @errormap.translate
 def session_resource(session_id):
-    """GET: one session; DELETE: log it out, for every worker at once."""
+    """GET: one session; DELETE: log it out, for every worker at once.
+
+    Only the owner's: another user's session is a 404, as one that does
+    not exist.
+    """
     store = _sessions()
+    session = store.get(session_id, _requester())
+    if session is None:
+        raise error.NotFound()
     if flask.request.method == 'DELETE':
         if not store.delete(session_id):
             raise error.NotFound()
         flask.current_app.logger.info('Session %s deleted', session_id)
         return flask.Response(status=204)
-    session = store.get(session_id)
-    if session is None:
-        raise error.NotFound()
     return flask.jsonify(sessions.resource(session, root.SESSIONS))
+
+
+@blueprint.route(root.ACCOUNT_SERVICE)
+def account_service():
+    """The lockout policy (:mod:`.redfish.lockout`), read-only."""
+    return flask.jsonify(sessions.account_service(
+        _sessions().policy.lockout_policy))
 
 
 def _error_response(exc, code):
@@ -693,6 +712,30 @@ def _limit_body(request):
         request.max_content_length = MAX_BODY
     except AttributeError:
         pass
+
+
+class JSONProvider(json_provider.DefaultJSONProvider):
+    """Flask's JSON, with nesting too deep for the parser a ValueError.
+
+    Every body read with ``request.get_json`` or ``request.json`` (ours
+    and sushy-tools' views alike) goes through it.
+    """
+
+    def loads(self, s, **kwargs):
+        try:
+            return super().loads(s, **kwargs)
+        except RecursionError:
+            raise ValueError('JSON nested too deeply') from None
+
+
+class Request(flask.Request):
+    """A body that is not JSON is a 400 MalformedJSON, for every view."""
+
+    def on_json_loading_failed(self, e):
+        if e is None:
+            return super().on_json_loading_failed(e)
+        raise messages.RedfishError(
+            'MalformedJSON', detail='The request body is not valid JSON')
 
 
 class RedactCredentials(logging.Filter):
@@ -762,6 +805,8 @@ def install(app, key, points, stock_error_handler):
         return _error_response(exc, code)
 
     app.logger.addFilter(RedactCredentials())
+    app.json = JSONProvider(app)
+    app.request_class = Request
     app.before_request(before_request)
     app.after_request(after_request)
     app.register_error_handler(error.FishyError, handle_error)

@@ -215,8 +215,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def sessions(self):
         """The Redfish session store (Secrets, :mod:`.redfish.sessions`)."""
         if self._sessions is None:
-            namespace, timeout = self._session_settings
-            self._sessions = sessions.Store(self.cluster, namespace, timeout)
+            self._sessions = sessions.Store(self.cluster,
+                                            self._session_settings)
         return self._sessions
 
     def metrics_text(self):

@@ -585,6 +585,16 @@ class Cluster:
         return self._run().api.list(resources.SECRET, namespace,
                                     label_selector=label_selector)['items']
 
+    def list_secrets_page(self, namespace, label_selector, limit,
+                          continue_token=None):
+        """``(items, continue token or None)``: one page of a live list."""
+        page = self._run().api.list(resources.SECRET, namespace,
+                                    label_selector=label_selector,
+                                    limit=limit,
+                                    continue_token=continue_token)
+        return page.get('items') or [], \
+            (page.get('metadata') or {}).get('continue') or None
+
     def patch_secret(self, namespace, name, ops):
         return self._run().api.patch(resources.SECRET, namespace, name, ops)
 

@@ -31,6 +31,13 @@ included. An unknown user costs the same bcrypt check as a wrong
 password (against a dummy hash of the file's cost), so the answer time
 does not tell which user names exist. Neither passwords nor tokens are
 logged.
+
+A client whose authentications keep failing gets a 429 with
+``Retry-After`` before any check (:mod:`.throttle`, per process); a
+user of the auth file locked out (:mod:`.lockout`, shared through
+Kubernetes) gets the same 401 as for a wrong password. bcrypt reads at
+most 72 bytes of a password: a longer one is refused (after a check of
+the same cost), never truncated.
 """
 
 import base64
@@ -45,6 +52,7 @@ from werkzeug import wrappers
 
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import throttle
 
 LOG = logging.getLogger(__name__)
 AUTH_FILE = 'SUSHY_EMULATOR_AUTH_FILE'
@@ -56,6 +64,10 @@ OPEN = frozenset(['', 'redfish', 'redfish/v1', 'redfish/v1/odata',
 OPEN_GET = frozenset(['redfish/v1/SessionService'])
 _BCRYPT = (b'$2y$', b'$2a$', b'$2b$')
 _DEFAULT_COST = 12
+#: bcrypt uses at most this many bytes of a password.
+MAX_PASSWORD = 72
+#: The WSGI environ key of the authenticated user (clients cannot set it).
+USER_KEY = 'sushy_kubevirt.user'
 
 
 def users(auth_file):
@@ -81,19 +93,36 @@ def _cost(digest):
         return _DEFAULT_COST
 
 
-def verify(auth_file, user, password):
+def _checkpw(password, digest):
+    """bcrypt's check, for any password: a refusal instead of an error."""
+    try:
+        if len(password) > MAX_PASSWORD:
+            bcrypt.checkpw(password[:MAX_PASSWORD], digest)   # same cost
+            return False
+        return bcrypt.checkpw(password, digest)
+    except ValueError:   # a malformed hash in the auth file
+        LOG.warning('An entry of %s is not a valid bcrypt hash', AUTH_FILE)
+        return False
+
+
+def verify(auth_file, user, password, lockout=None):
     """True when ``user``/``password`` (str, bytes) match the file.
 
-    Exactly one bcrypt check whatever the outcome.
+    Exactly one bcrypt check whatever the outcome. With a ``lockout``
+    (:class:`~sushy_kubevirt.redfish.lockout.Lockout`), the attempt of a
+    user of the file is counted and a locked one refused.
     """
     known = users(auth_file)
     costs = [_cost(d) for d in known.values()] or [_DEFAULT_COST]
     dummy = _dummy(max(set(costs), key=costs.count))
     digest = known.get(user)
     if digest is None:
-        bcrypt.checkpw(password, dummy)
+        _checkpw(password, dummy)
         return False
-    return bcrypt.checkpw(password, digest)
+    correct = _checkpw(password, digest)
+    if lockout is None:
+        return correct
+    return lockout.attempt(user, correct)
 
 
 def basic_credentials(header):
@@ -142,6 +171,7 @@ class Middleware(main.RedfishAuthMiddleware):
         self.wrapped = wrapped
         self._store = store
         self._stock = {}
+        self._throttles = {}
 
     def _stock_middleware(self, auth_file):
         if auth_file not in self._stock:
@@ -149,24 +179,50 @@ class Middleware(main.RedfishAuthMiddleware):
                 self.wrapped, auth_file)
         return self._stock[auth_file]
 
+    def _throttle(self, policy):
+        if policy not in self._throttles:
+            self._throttles = {policy: throttle.Throttle(policy)}
+        return self._throttles[policy]
+
     def __call__(self, environ, start_response):
+        environ.pop(USER_KEY, None)
         auth_file = self.flask_app.config.get(AUTH_FILE)
         if not auth_file:
             return self.wrapped(environ, start_response)
         store = self._store()
         if store is None:
             return self._stock_middleware(auth_file)(environ, start_response)
-        refusal = self._authenticate(environ, auth_file, store)
-        if refusal is not None:
-            return refusal(environ, start_response)
-        return self.wrapped(environ, start_response)
-
-    def _authenticate(self, environ, auth_file, store):
         path = environ.get('PATH_INFO', '').strip('/')
         method = environ.get('REQUEST_METHOD', 'GET')
-        if path in OPEN or (path in OPEN_GET and method in ('GET', 'HEAD')) \
-                or (path == SESSIONS and method == 'POST'):
-            return None
+        login = path == SESSIONS and method == 'POST'
+        if path in OPEN or (path in OPEN_GET and method in ('GET', 'HEAD')):
+            return self.wrapped(environ, start_response)
+        limiter = self._throttle(store.policy.throttle_policy)
+        client = environ.get('REMOTE_ADDR') or ''
+        wait = limiter.retry_after(client)
+        if wait:
+            LOG.info('Refused a request of %s: too many failed '
+                     'authentications', client)
+            return _refusal('Too many failed authentications; retry in %d '
+                            'seconds' % wait, code=429,
+                            message_id='ServiceTemporarilyUnavailable',
+                            args=(wait,), headers={
+                                'Retry-After': str(wait)})(
+                environ, start_response)
+        refusal = None if login else self._authenticate(
+            environ, auth_file, store)
+        if refusal is not None:
+            if refusal.status_code == 401:
+                limiter.failed(client)
+            return refusal(environ, start_response)
+
+        def start(status, headers, exc_info=None):
+            if status.startswith('401'):
+                limiter.failed(client)   # a refused login
+            return start_response(status, headers, exc_info)
+        return self.wrapped(environ, start)
+
+    def _authenticate(self, environ, auth_file, store):
         token = environ.get('HTTP_X_AUTH_TOKEN')
         header = environ.pop('HTTP_AUTHORIZATION', None)
         try:
@@ -177,26 +233,27 @@ class Middleware(main.RedfishAuthMiddleware):
                              'session token')
                     return _refusal('The session token is not valid; log '
                                     'in again')
-                environ['HTTP_X_USER'] = session.user
+                environ['HTTP_X_USER'] = environ[USER_KEY] = session.user
                 return None
+            if header is None:
+                return _refusal('Authentication required: HTTP Basic or '
+                                'an X-Auth-Token of a session')
+            credentials = basic_credentials(header)
+            if credentials is None:
+                LOG.info('Refused a malformed Authorization header')
+                return _refusal('The Authorization header is not valid '
+                                'HTTP Basic credentials')
+            user, password = credentials
+            if not verify(auth_file, user, password, store.lockout):
+                LOG.info('Refused the credentials of user %r', user)
+                return _refusal('Incorrect user name or password')
         except apierrors.ApiError as exc:
-            LOG.warning('Cannot read sessions: %s', type(exc).__name__)
+            LOG.warning('Cannot read sessions or the account lockout: %s',
+                        type(exc).__name__)
             return _refusal('Sessions cannot be read now', code=503,
                             message_id='ServiceTemporarilyUnavailable',
                             args=(1,), headers={'Retry-After': '1'})
-        if header is None:
-            return _refusal('Authentication required: HTTP Basic or an '
-                            'X-Auth-Token of a session')
-        credentials = basic_credentials(header)
-        if credentials is None:
-            LOG.info('Refused a malformed Authorization header')
-            return _refusal('The Authorization header is not valid HTTP '
-                            'Basic credentials')
-        user, password = credentials
-        if not verify(auth_file, user, password):
-            LOG.info('Refused the credentials of user %r', user)
-            return _refusal('Incorrect user name or password')
-        environ['HTTP_X_USER'] = user
+        environ['HTTP_X_USER'] = environ[USER_KEY] = user
         return None
 
 

@@ -20,6 +20,7 @@ UpdateService whose SimpleUpdate cannot work on a KubeVirt VM (it answers
 
 SESSION_SERVICE = '/redfish/v1/SessionService'
 SESSIONS = SESSION_SERVICE + '/Sessions'
+ACCOUNT_SERVICE = '/redfish/v1/AccountService'
 #: Services sushy-tools links that the kubevirt driver does not offer.
 NOT_OFFERED = ('UpdateService', 'TaskService')
 
@@ -29,6 +30,7 @@ def edit(body):
     for name in NOT_OFFERED:
         body.pop(name, None)
     body['SessionService'] = {'@odata.id': SESSION_SERVICE}
+    body['AccountService'] = {'@odata.id': ACCOUNT_SERVICE}
     links = body.setdefault('Links', {})
     links['Sessions'] = {'@odata.id': SESSIONS}
     return True

@@ -53,10 +53,17 @@ def auth_file(tmp_path_factory):
     return str(path)
 
 
+#: These tests refuse credentials on purpose, in loops: no lockout, no
+#: throttle here (tests/functional/hostile/test_auth.py tests them).
+RELAXED = {'SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD': 0,
+           'SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_BURST': 100000,
+           'SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_RATE': 100000}
+
+
 def _config(sim, tmp, auth_file, **extra):
     return harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
-        SUSHY_EMULATOR_AUTH_FILE=auth_file, **extra)
+        SUSHY_EMULATOR_AUTH_FILE=auth_file, **dict(RELAXED, **extra))
 
 
 @pytest.fixture(scope='module')

@@ -12,10 +12,13 @@
 
 """The session store against a fake cluster, with a fake clock."""
 
+import copy
+
 import pytest
 
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import sessions
 
 
@@ -26,30 +29,55 @@ class FakeCluster:
         self.secrets = {}
         self.version = 0
         self.patches = []
+        self.calls = 0
 
     def _bump(self, secret):
         self.version += 1
         secret['metadata']['resourceVersion'] = str(self.version)
-        return secret
+        return copy.deepcopy(secret)
 
     def create_secret(self, namespace, body):
-        self.secrets[body['metadata']['name']] = self._bump(body)
+        self.calls += 1
+        if body['metadata']['name'] in self.secrets:
+            raise apierrors.Conflict('exists')
+        body = copy.deepcopy(body)
+        self.secrets[body['metadata']['name']] = body
+        return self._bump(body)
 
     def get_secret(self, namespace, name):
-        return self.secrets.get(name)
+        self.calls += 1
+        return copy.deepcopy(self.secrets.get(name))
 
-    def list_secrets(self, namespace, selector):
-        return list(self.secrets.values())
+    def list_secrets_page(self, namespace, selector, limit, token=None):
+        self.calls += 1
+        wanted = dict(term.split('=') for term in selector.split(','))
+        found = [s for s in self.secrets.values() if all(
+            s['metadata'].get('labels', {}).get(k) == v
+            for k, v in wanted.items())]
+        start = int(token or 0)
+        more = start + limit < len(found)
+        return (copy.deepcopy(found[start:start + limit]),
+                str(start + limit) if more else None)
 
     def patch_secret(self, namespace, name, ops):
+        self.calls += 1
+        if name not in self.secrets:
+            raise apierrors.NotFound('gone')
         secret = self.secrets[name]
         if ops[0]['value'] != secret['metadata']['resourceVersion']:
             raise apierrors.Conflict('changed')
         self.patches.append(ops)
-        secret['metadata']['annotations'][sessions.USED] = ops[1]['value']
-        self._bump(secret)
+        for op in ops[1:]:
+            parts = [p.replace('~1', '/').replace('~0', '~')
+                     for p in op['path'].split('/')[1:]]
+            target = secret
+            for part in parts[:-1]:
+                target = target[part]
+            target[parts[-1]] = op['value']
+        return self._bump(secret)
 
     def delete_secret(self, namespace, name):
+        self.calls += 1
         if self.secrets.pop(name, None) is None:
             raise apierrors.NotFound('gone')
 
@@ -62,8 +90,8 @@ def clock():
 
 @pytest.fixture
 def store(clock):
-    return sessions.Store(FakeCluster(), 'default', timeout=100,
-                          clock=lambda: clock[0])
+    return sessions.Store(FakeCluster(), sessions.Settings(
+        'default', timeout=100, limit=3), clock=lambda: clock[0])
 
 
 def test_token_is_not_stored_and_authenticates(store):
@@ -80,7 +108,8 @@ def test_inactivity_timeout_and_refresh(store, clock):
     session, token = store.create('admin')
     clock[0] += 60
     assert store.authenticate(token) is not None   # refreshed (>= 10 s)
-    assert len(store.cluster.patches) == 1
+    assert len([p for p in store.cluster.patches
+                if 'last-used' in p[1]['path']]) == 1
     clock[0] += 5
     assert store.authenticate(token) is not None   # too soon to write
     assert len(store.cluster.patches) == 1
@@ -89,7 +118,7 @@ def test_inactivity_timeout_and_refresh(store, clock):
     assert len(store.cluster.patches) == 2
     clock[0] += 101
     assert store.authenticate(token) is None
-    assert store.cluster.secrets == {}   # expired: deleted
+    assert set(store.cluster.secrets) == {sessions.KEY_NAME}   # deleted
 
 
 def test_list_and_delete(store, clock):
@@ -112,16 +141,19 @@ def test_bad_timeout_names_the_key(value):
 
 
 def test_namespace_defaults():
-    assert sessions.settings({}, ('a', 'b')) == ('a', 1800)
-    assert sessions.settings({}, None) == ('default', 1800)
-    assert sessions.settings({sessions.NAMESPACE_KEY: 'x'}, ('a',))[0] == 'x'
+    found = sessions.settings({}, ('a', 'b'))
+    assert (found.namespace, found.timeout, found.limit) == ('a', 1800, 100)
+    assert sessions.settings({}, None).namespace == 'default'
+    assert sessions.settings({sessions.NAMESPACE_KEY: 'x'},
+                             ('a',)).namespace == 'x'
 
 
 def test_a_login_deletes_expired_sessions(store, clock):
     old, _ = store.create('admin')
     clock[0] += 101
     new, _ = store.create('admin')
-    assert set(store.cluster.secrets) == {sessions.PREFIX + new.id}
+    assert set(store.cluster.secrets) == {sessions.PREFIX + new.id,
+                                          sessions.KEY_NAME}
 
 
 def test_session_keys_are_known_settings(caplog):
@@ -129,3 +161,59 @@ def test_session_keys_are_known_settings(caplog):
     config.warn_unknown({sessions.TIMEOUT_KEY: 60,
                          sessions.NAMESPACE_KEY: 'lab'})
     assert 'Unknown setting' not in caplog.text
+
+
+def test_a_made_up_or_stale_token_costs_no_api_call(store):
+    session, token = store.create('admin')
+    sid, _, rest = token.partition('.')
+    before = store.cluster.calls
+    for forged in ('%s.%s' % (sid, 'x' * 43 + '.' + 'y' * 24),
+                   'f' * 16 + '.' + rest, 'x' * 500, '', '.', '..'):
+        assert store.authenticate(forged) is None
+    assert store.cluster.calls == before
+    assert store.delete(session.id)
+    before = store.cluster.calls
+    for _ in range(3):
+        assert store.authenticate(token) is None
+    assert store.cluster.calls == before
+
+
+def test_the_limit_is_counted_without_listing_everything(store, clock):
+    for _ in range(3):
+        store.create('admin')
+    with pytest.raises(messages.RedfishError) as caught:
+        store.create('other')
+    assert caught.value.message_id == 'SessionLimitExceeded'
+    assert caught.value.code == 503
+    clock[0] += 101   # all expired: deleted by the next login's count
+    store.create('other')
+
+
+@pytest.mark.parametrize('change', [
+    {'name': 'foreign'},
+    {'annotations': {sessions.CREATED: '9' * 40}},
+    {'annotations': {sessions.USED: '-1'}},
+    {'annotations': {sessions.USER: 'someone-else'}},
+    {'data': None},
+])
+def test_bad_session_secrets_are_ignored_and_logged(store, caplog, change):
+    session, _ = store.create('admin')
+    name = sessions.PREFIX + session.id
+    secret = store.cluster.secrets.pop(name)
+    meta = secret['metadata']
+    meta['name'] = change.get('name', name)
+    meta['annotations'].update(change.get('annotations', {}))
+    if 'data' in change:
+        secret['data'] = {}
+    store.cluster.secrets[meta['name']] = secret
+    assert store.list() == []
+    assert store.get(session.id) is None
+    assert 'not a well-formed session' in caplog.text
+
+
+def test_owners_see_only_their_sessions(store):
+    mine, _ = store.create('admin')
+    theirs, _ = store.create('other')
+    assert [s.id for s in store.list('admin')] == [mine.id]
+    assert store.get(theirs.id, 'admin') is None
+    assert store.get(theirs.id, 'other') == theirs
