@@ -27,6 +27,7 @@ when its VM list is empty (one GET of the namespace) and checked again
 at most every ``NAMESPACE_RECHECK`` seconds while it is read.
 """
 
+import contextlib
 import functools
 import logging
 import os
@@ -365,12 +366,17 @@ class Cluster:
         if not self.wait_for_sync(timeout):
             return False
         running = self._run()
-        for (plural, _), cache in running.informers.items():
-            each = functools.partial(_tagged, fn, plural)
-            cache.add_handler(self._served_vmis(running, each)
-                              if plural == resources.VMI.plural else each)
-        running.dispatcher.put((functools.partial(fn, 'SYNCED'),), None,
-                               None)
+        with contextlib.ExitStack() as held:
+            # No informer queues an event until the marker is queued: a
+            # change is never seen before the end of the replay.
+            for cache in running.informers.values():
+                held.enter_context(cache.held())
+            for (plural, _), cache in running.informers.items():
+                each = functools.partial(_tagged, fn, plural)
+                cache.add_handler(self._served_vmis(running, each)
+                                  if plural == resources.VMI.plural else each)
+            running.dispatcher.put((functools.partial(fn, 'SYNCED'),), None,
+                                   None)
         return True
 
     def _served_vmis(self, running, fn):

@@ -119,8 +119,9 @@ class Informer:
             api, resource, self._replace, self._event, namespace=namespace,
             label_selector=label_selector, timings=timings, name=name)
         #: Guards the store, the overlay and the handler list, so that the
-        #: events queued follow the store's changes in order.
-        self._lock = threading.Lock()
+        #: events queued follow the store's changes in order. Reentrant:
+        #: :meth:`held` lets a caller add handlers while holding it.
+        self._lock = threading.RLock()
         self._overlay = {}
         self._synced = threading.Event()
         self._handlers = ()
@@ -143,6 +144,14 @@ class Informer:
             if self._synced.is_set():
                 for obj in self.store.list():
                     self._dispatcher.put((fn,), 'ADDED', obj)
+
+    def held(self):
+        """This informer's lock: no event is queued while it is held.
+
+        The dispatcher's queue is unbounded, so holding it never waits
+        for a handler.
+        """
+        return self._lock
 
     def start(self):
         self.reflector.start()
