@@ -81,6 +81,7 @@ class Elector:
         self._checkpoint = checkpoint
         self._on_tick = on_tick
         self._renewed = None  # monotonic time of our last renewal
+        self._led = False  # whether this process ever led
         self._observed = (None, None)  # (holder, renewTime), seen at
         self._observed_at = 0.0
         self._stop = threading.Event()
@@ -103,16 +104,26 @@ class Elector:
         self._thread.start()
 
     def stop(self, timeout=5.0):
-        """Stop campaigning; a leader releases the Lease."""
+        """Stop campaigning; release the Lease if it still names us.
+
+        The server's holder decides, not :meth:`leading`: a renewal that
+        came late (a loaded machine) still leaves the Lease ours, and the
+        others would wait its whole duration. The write carries the
+        resourceVersion read, so a Lease taken meanwhile is left alone.
+        """
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
-        if self.leading():
-            self._renewed = None
-            try:
-                self._write(self._get(), release=True)
-            except apierrors.ApiError as exc:
-                LOG.info('Lease %s not released: %s', self.name, exc)
+        led, self._renewed = self._led, None
+        if not led:
+            return
+        try:
+            lease = self._get()
+            if lease is not None and (lease.get('spec') or {}).get(
+                    'holderIdentity') == self.identity:
+                self._write(lease, release=True)
+        except apierrors.ApiError as exc:
+            LOG.info('Lease %s not released: %s', self.name, exc)
 
     def _run(self):
         denied = None
@@ -171,7 +182,7 @@ class Elector:
             self._on_tick()
 
     def _lead(self, lease, now):
-        self._renewed = now
+        self._renewed, self._led = now, True
         raw = (lease.get('metadata', {}).get('annotations') or {}).get(
             CHECKPOINT)
         try:
