@@ -187,9 +187,10 @@ def emulator_settings():
 def emulator(sim, tmp_path_factory, emulator_settings):
     tmp = tmp_path_factory.mktemp('emulator')
     kubeconfig = sim.write_kubeconfig(str(tmp / 'kubeconfig'))
+    settings = dict({'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT': 2},
+                    **emulator_settings)
     config = harness.write_config(tmp / 'emulator.conf', kubeconfig,
-                                  SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_TIMEOUT=2,
-                                  **emulator_settings)
+                                  **settings)
     with harness.InProcess(config) as server:
         yield server
 
