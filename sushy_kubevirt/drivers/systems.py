@@ -29,6 +29,7 @@ from sushy_tools import error
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import afterboot
+from sushy_kubevirt.drivers import biossecrets
 from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import events
 from sushy_kubevirt.drivers import indicators
@@ -464,15 +465,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def set_bios(self, identity_, attributes):
-        """Store ``attributes`` as pending; they apply at the next boot."""
-        vmi = self._vmi(self._vm(identity_))
+        """Store ``attributes`` as pending; they apply at the next boot.
+
+        Password attributes go to the VM's BIOS Secret, after the VM
+        patch (which also drops values an earlier version left in clear
+        text in its annotations; they move into the Secret).
+        """
+        vm = self._vm(identity_)
+        vmi = self._vmi(vm)
+        secrets = dict(bios.clear_text(vm), **bios.passwords(attributes))
         self._patch(identity_, lambda vm: bios.set_bios_ops(
             vm, attributes, vmi))
+        biossecrets.store(self.cluster, vm, secrets)
 
     @errormap.translate
     def reset_bios(self, identity_):
-        vmi = self._vmi(self._vm(identity_))
+        """Restore the defaults at the next boot; passwords now (empty)."""
+        vm = self._vm(identity_)
+        vmi = self._vmi(vm)
         self._patch(identity_, lambda vm: bios.reset_bios_ops(vm, vmi))
+        biossecrets.clear(self.cluster, vm)
 
     @errormap.translate
     def get_versions(self, identity_):
