@@ -384,6 +384,9 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         pending Once stays a Once.
         """
         vm = self._vm(identity_)
+        if boot_source == boot.CD and boot.CD not in boot.targets(
+                vm, False, media=self._kubevirt_vmedia()):
+            raise boot.NoSuchDevice(boot_source)
         if enabled == DISABLED:
             if boot_source != boot.boot_device(vm):
                 raise messages.RedfishError(

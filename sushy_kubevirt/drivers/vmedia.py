@@ -148,7 +148,7 @@ def set_boot_image(systems, ident, device, boot_image=None,
     namespace, name = identity.key(vm)
     if boot_image is None:
         preconditions.patch(systems.cluster, namespace, name,
-                              lambda vm: tray.eject_ops(vm, device))
+                            lambda vm: tray.eject_ops(vm, device))
         return
     dv = systems.cluster.get_datavolume(namespace, boot_image)
     if dv is None or not media.is_tray(dv, vm, device):
@@ -156,7 +156,7 @@ def set_boot_image(systems, ident, device, boot_image=None,
     if fields.annotation(dv, media.ANNOTATION_INSERTED) == 'false':
         return
     preconditions.patch(systems.cluster, namespace, name,
-                          lambda vm: media.attach_ops(vm, device, boot_image))
+                        lambda vm: tray.attach_ops(vm, device, boot_image))
 
 
 def _action_body(action):
@@ -406,7 +406,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
     def _attach(self, namespace, name, device, dv_name, inserted):
         def build(vm):
             if inserted:
-                return media.attach_ops(vm, device, dv_name)
+                return tray.attach_ops(vm, device, dv_name)
             return media.detach_ops(vm, device)
         try:
             preconditions.patch(self._cluster, namespace, name, build)
@@ -441,7 +441,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         namespace, name = identity.key(vm)
         dv = _tray_datavolume(self._cluster, vm, device)
         preconditions.patch(self._cluster, namespace, name,
-                              lambda vm: tray.eject_ops(vm, device))
+                            lambda vm: tray.eject_ops(vm, device))
         if dv is not None and media.is_tray(dv, vm, device):
             self._delete_tray(namespace, dv)
             self._logger.info('Virtual media %s of %s/%s ejected',

@@ -161,8 +161,9 @@ def _check_one(attr, value):
         limit = attr.max_length or MAX_LENGTH
         if len(value) > limit or any(ord(c) < 32 for c in value):
             raise Refused('StringValueTooLong', attr.name,
-                          _echo(value, attr), limit, detail='BIOS attribute %s takes at most '
-                          '%d printable characters' % (attr.name, limit))
+                          _echo(value, attr), limit,
+                          detail='BIOS attribute %s takes at most %d '
+                          'printable characters' % (attr.name, limit))
     if attr.type == 'Boolean' and not isinstance(value, bool):
         raise _type_error(attr, value, 'true or false')
     if attr.type == 'Integer':

@@ -17,8 +17,8 @@ import json
 import logging
 
 from kubernetes import client
-from kubernetes import config as kube_config
 from kubernetes.client import rest
+from kubernetes import config as kube_config
 import pytest
 import requests
 import sushy
