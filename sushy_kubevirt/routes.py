@@ -508,12 +508,13 @@ def _etag(app, ident):
 def precondition(app, **view_args):
     """If-Match on a write under a System (:mod:`.redfish.etags`)."""
     ident = etags.identity()
-    if ident is None or flask.request.method not in etags.WRITES or \
-            'If-Match' not in flask.request.headers:
+    if ident is None or not etags.conditional():
         return None
-    current = _etag(app, ident)
-    if current is not None:
-        etags.check(current)
+    systems = systems_driver(app, 'hold_etag')
+    if systems is not None:
+        current = systems.hold_etag(ident, etags.matches)
+        if current is not None:
+            raise etags.failed(current)
     return None
 
 

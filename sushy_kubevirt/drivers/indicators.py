@@ -29,7 +29,7 @@ from sushy_tools.emulator.resources import base
 from sushy_tools import error
 
 from sushy_kubevirt.drivers import errormap
-from sushy_kubevirt.kube import guarded
+from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.kubevirt import identity as identity_mod
 from sushy_kubevirt.kubevirt import indicator
 
@@ -96,6 +96,6 @@ class KubeVirtIndicators(base.DriverBase):
             self._fallback().set_indicator_state(identity, state)
             return
         namespace, name = identity_mod.key(vm)
-        guarded.guarded_patch(
+        preconditions.patch(
             self._systems.cluster, namespace, name,
             lambda vm: indicator.indicator_led_ops(vm, state))

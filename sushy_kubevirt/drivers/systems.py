@@ -29,10 +29,12 @@ from sushy_tools import error
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import afterboot
+from sushy_kubevirt.drivers import biossecrets
 from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import events
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import cluster
@@ -196,8 +198,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     def _patch(self, ident, build_ops):
         namespace, name = self._locate(ident)
-        guarded.guarded_patch(self.cluster, namespace, name, build_ops,
-                              retries=PATCH_ATTEMPTS)
+        preconditions.patch(self.cluster, namespace, name, build_ops,
+                            retries=PATCH_ATTEMPTS)
 
     # extensions used by sushy_kubevirt.plugin / routes
 
@@ -270,8 +272,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         if any(power.starts(call) for call in calls) and bios.pending(
                 vm, self._vmi(vm)):
             # Pending BIOS settings apply at this boot (1 PATCH).
-            guarded.guarded_patch(self.cluster, namespace, name,
-                                  bios.boot_ops, retries=PATCH_ATTEMPTS)
+            preconditions.patch(self.cluster, namespace, name,
+                                bios.boot_ops, retries=PATCH_ATTEMPTS)
+        # A subresource call takes no precondition: an If-Match is
+        # consumed on the VM first (no API call without one).
+        preconditions.claim(self.cluster, namespace, name,
+                            change=bool(calls))
         for call in calls:
             try:
                 self._perform(namespace, name, call)
@@ -378,6 +384,9 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         pending Once stays a Once.
         """
         vm = self._vm(identity_)
+        if boot_source == boot.CD and boot.CD not in boot.targets(
+                vm, False, media=self._kubevirt_vmedia()):
+            raise boot.NoSuchDevice(boot_source)
         if enabled == DISABLED:
             if boot_source != boot.boot_device(vm):
                 raise messages.RedfishError(
@@ -459,15 +468,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def set_bios(self, identity_, attributes):
-        """Store ``attributes`` as pending; they apply at the next boot."""
-        vmi = self._vmi(self._vm(identity_))
+        """Store ``attributes`` as pending; they apply at the next boot.
+
+        Password attributes go to the VM's BIOS Secret, after the VM
+        patch (which also drops values an earlier version left in clear
+        text in its annotations; they move into the Secret).
+        """
+        vm = self._vm(identity_)
+        vmi = self._vmi(vm)
+        secrets = dict(bios.clear_text(vm), **bios.passwords(attributes))
         self._patch(identity_, lambda vm: bios.set_bios_ops(
             vm, attributes, vmi))
+        biossecrets.store(self.cluster, vm, secrets)
 
     @errormap.translate
     def reset_bios(self, identity_):
-        vmi = self._vmi(self._vm(identity_))
+        """Restore the defaults at the next boot; passwords now (empty)."""
+        vm = self._vm(identity_)
+        vmi = self._vmi(vm)
         self._patch(identity_, lambda vm: bios.reset_bios_ops(vm, vmi))
+        biossecrets.clear(self.cluster, vm)
 
     @errormap.translate
     def get_versions(self, identity_):
@@ -529,3 +549,38 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """The ETag of System ``identity_`` and its sub-resources."""
         vm = self._vm(identity_)
         return versions.etag(vm, self._vmi(vm), self._datavolumes(vm) or ())
+
+    @errormap.translate
+    def hold_etag(self, identity_, matches):
+        """Hold this request's writes to the state an If-Match names.
+
+        ``matches(etag)`` tells whether the If-Match names ``etag``. The
+        ETag is computed from the watch cache; when it does not match
+        (the cache may lag behind another worker's write) it is computed
+        again from live reads of the VM, VMI and DataVolumes. The VM it
+        was computed from is held (:mod:`.preconditions`).
+
+        :returns: None when held, else the current ETag (answer 412).
+        """
+        vm = self._vm(identity_)
+        current = versions.etag(vm, self._vmi(vm),
+                                self._datavolumes(vm) or ())
+        if not matches(current):
+            vm, current = self._live_etag(vm)
+        if not matches(current):
+            return current
+        preconditions.hold(vm, current)
+        return None
+
+    def _live_etag(self, vm):
+        """(live VM, its ETag) from live reads (2 GETs + 1 per volume)."""
+        namespace, name = identity.key(vm)
+        vm = self.cluster.get_vm_live(namespace, name)
+        vmi = self.cluster.get_vmi_live(namespace, name)
+        dvs = []
+        if self.cluster.datavolumes:
+            for volume in fields.volumes(vm):
+                if 'dataVolume' in volume:
+                    dvs.append(self.cluster.get_datavolume_live(
+                        namespace, fields.get(volume, 'dataVolume', 'name')))
+        return vm, versions.etag(vm, vmi, [dv for dv in dvs if dv])

@@ -47,9 +47,9 @@ from sushy_tools import error
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import imagecheck
+from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
-from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
@@ -147,16 +147,16 @@ def set_boot_image(systems, ident, device, boot_image=None,
     vm = find_vm(systems, ident)
     namespace, name = identity.key(vm)
     if boot_image is None:
-        guarded.guarded_patch(systems.cluster, namespace, name,
-                              lambda vm: tray.eject_ops(vm, device))
+        preconditions.patch(systems.cluster, namespace, name,
+                            lambda vm: tray.eject_ops(vm, device))
         return
     dv = systems.cluster.get_datavolume(namespace, boot_image)
     if dv is None or not media.is_tray(dv, vm, device):
         raise error.NotFound('No virtual media DataVolume %s' % boot_image)
     if fields.annotation(dv, media.ANNOTATION_INSERTED) == 'false':
         return
-    guarded.guarded_patch(systems.cluster, namespace, name,
-                          lambda vm: media.attach_ops(vm, device, boot_image))
+    preconditions.patch(systems.cluster, namespace, name,
+                        lambda vm: tray.attach_ops(vm, device, boot_image))
 
 
 def _action_body(action):
@@ -351,6 +351,9 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             raise error.Conflict(
                 'DataVolume %s/%s exists and is not virtual media of %s; '
                 'refusing to replace it' % (namespace, dv_name, name))
+        # A DataVolume takes no precondition: an If-Match is consumed on
+        # the VM first (no API call without one).
+        preconditions.claim(self._cluster, namespace, name)
         if not tray.reusable(current, request.url.url, request.inserted,
                              request.username is not None):
             if current is not None:
@@ -403,10 +406,10 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
     def _attach(self, namespace, name, device, dv_name, inserted):
         def build(vm):
             if inserted:
-                return media.attach_ops(vm, device, dv_name)
+                return tray.attach_ops(vm, device, dv_name)
             return media.detach_ops(vm, device)
         try:
-            guarded.guarded_patch(self._cluster, namespace, name, build)
+            preconditions.patch(self._cluster, namespace, name, build)
         except apierrors.ApiError:
             dv = self._cluster.get_datavolume(namespace, dv_name)
             if dv is not None:
@@ -437,8 +440,8 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         vm = find_vm(self._systems, identity_)
         namespace, name = identity.key(vm)
         dv = _tray_datavolume(self._cluster, vm, device)
-        guarded.guarded_patch(self._cluster, namespace, name,
-                              lambda vm: tray.eject_ops(vm, device))
+        preconditions.patch(self._cluster, namespace, name,
+                            lambda vm: tray.eject_ops(vm, device))
         if dv is not None and media.is_tray(dv, vm, device):
             self._delete_tray(namespace, dv)
             self._logger.info('Virtual media %s of %s/%s ejected',

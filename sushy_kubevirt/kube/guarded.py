@@ -36,7 +36,32 @@ def _pause(attempt):
                    min(PAUSE_CAP, PAUSE_FIRST * 2 ** attempt))
 
 
-def guarded_patch(cluster, namespace, name, build_ops, retries=8):
+def _invalid(operations, namespace, name):
+    return apierrors.Invalid('JSON patch %r does not apply to %s/%s'
+                             % (operations, namespace, name), status=422,
+                             reason='Invalid')
+
+
+def _once(cluster, namespace, name, build_ops, base):
+    """The patch of ``build_ops(base)``, applying to ``base``'s version only.
+
+    Sent even with no operations (a ``test`` alone changes nothing but
+    still fails when the VM moved on); never retried.
+    """
+    operations = build_ops(base)
+    try:
+        return cluster.patch_vm(namespace, name, _guard(base, operations))
+    except apierrors.Conflict as exc:
+        if operations and apierrors.patch_not_applicable(exc):
+            live = cluster.get_vm_live(namespace, name)
+            if live['metadata']['resourceVersion'] == \
+                    base['metadata']['resourceVersion']:
+                raise _invalid(operations, namespace, name) from exc
+        raise
+
+
+def guarded_patch(cluster, namespace, name, build_ops, retries=8,
+                  base=None):
     """Patch VM ``namespace/name`` with ``build_ops(vm)``, never blindly.
 
     ``build_ops`` computes RFC 6902 operations from the (cached) VM; an
@@ -47,11 +72,19 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=8):
     attempts in all, with short jittered pauses from the second conflict
     on.
 
+    With ``base`` (a VM as read, for a caller's precondition such as
+    If-Match) the operations are built from ``base`` and the patch applies
+    to its resourceVersion or not at all: it is sent once, even with no
+    operations, and a conflict is raised, not retried.
+
     :returns: the patched VM, or the VM unchanged when there was nothing
         to do.
     :raises apierrors.NotFound: no such VM.
-    :raises apierrors.Conflict: still conflicting after ``retries`` attempts.
+    :raises apierrors.Conflict: still conflicting after ``retries`` attempts
+        (with ``base``: the VM is no longer at its version).
     """
+    if base is not None:
+        return _once(cluster, namespace, name, build_ops, base)
     vm = cluster.get_vm(namespace, name)
     if vm is None:
         raise apierrors.NotFound('virtualmachines.kubevirt.io "%s" not found'
@@ -71,7 +104,4 @@ def guarded_patch(cluster, namespace, name, build_ops, retries=8):
             if apierrors.patch_not_applicable(exc) and \
                     vm['metadata']['resourceVersion'] == tested:
                 # The test held, so the operations themselves are wrong.
-                raise apierrors.Invalid(
-                    'JSON patch %r does not apply to %s/%s'
-                    % (operations, namespace, name), status=422,
-                    reason='Invalid') from exc
+                raise _invalid(operations, namespace, name) from exc

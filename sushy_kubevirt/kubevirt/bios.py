@@ -23,6 +23,13 @@ before it (:func:`boot_ops`); a boot by other means is seen as a VMI with
 another uid (:func:`consumed`): reads show the new values from that
 moment, and :func:`apply_pending_ops` folds them into the stored ones.
 
+Password attributes (``SysPassword``) are write-only, as DSP0266 has
+them: they read back as null, and their values live in the Secret
+:func:`secret_name`, owned by the VM (:func:`secret_body`), never in an
+annotation. A value an earlier version stored in an annotation is never
+shown; the next write of the BIOS moves it into the Secret
+(:func:`clear_text`, :func:`set_bios_ops` rewrites the annotations).
+
 Two attributes are not stored but mirror the firmware, so they never
 disagree with BootSourceOverrideMode or SecureBoot: ``BootMode``
 ('Uefi'/'Bios') and ``SecureBootStatus`` ('Enabled'/'Disabled'); setting
@@ -30,12 +37,15 @@ them patches ``domain.firmware`` at once (which KubeVirt too applies at
 the next start).
 """
 
+import base64
 import collections
+import hashlib
 import json
 
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import jsonpatch
+from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import refusals
 
 BIOS_ANNOTATION = 'sushy-kubevirt.io/bios'
@@ -47,6 +57,10 @@ DEFAULT_VERSIONS = {'BiosVersion': '1.0.0'}
 #: Longest String/Password value, and longest value echoed in an error.
 MAX_LENGTH = 64
 _ECHO = 40
+#: What an error shows of a Password value.
+HIDDEN = '(hidden)'
+#: Longest Secret name (a DNS subdomain).
+_MAX_SECRET_NAME = 253
 
 Attribute = collections.namedtuple('Attribute', [
     'name', 'type', 'default', 'display', 'values', 'read_only', 'lower',
@@ -82,11 +96,13 @@ REGISTRY = (
 )
 ATTRIBUTES = {a.name: a for a in REGISTRY}
 DEFAULT_ATTRIBUTES = {a.name: a.default for a in REGISTRY}
+#: Write-only attributes: kept in the Secret, read back as null.
+PASSWORDS = tuple(a.name for a in REGISTRY if a.type == 'Password')
 _BOOT_MODES = {'Uefi': firmware.UEFI, 'Bios': firmware.LEGACY}
 _SECURE = {'Enabled': True, 'Disabled': False}
 _DERIVED = ('BootMode', 'SecureBootStatus')
 _STORED_DEFAULTS = {k: v for k, v in DEFAULT_ATTRIBUTES.items()
-                    if k not in _DERIVED}
+                    if k not in _DERIVED + PASSWORDS}
 
 
 class Refused(refusals.InvalidAttributeValue):
@@ -117,13 +133,15 @@ InvalidAttributeValue = refusals.InvalidAttributeValue
 UnknownAttribute = refusals.UnknownAttribute
 
 
-def _echo(value):
+def _echo(value, attr=None):
+    if attr is not None and attr.type == 'Password':
+        return HIDDEN
     text = json.dumps(value) if not isinstance(value, str) else value
     return text if len(text) <= _ECHO else text[:_ECHO] + '...'
 
 
 def _type_error(attr, value, expected):
-    return Refused('PropertyValueTypeError', attr.name, _echo(value),
+    return Refused('PropertyValueTypeError', attr.name, _echo(value, attr),
                    detail='BIOS attribute %s takes %s' % (attr.name,
                                                           expected))
 
@@ -142,9 +160,10 @@ def _check_one(attr, value):
     if attr.type in ('String', 'Password'):
         limit = attr.max_length or MAX_LENGTH
         if len(value) > limit or any(ord(c) < 32 for c in value):
-            raise Refused('StringValueTooLong', attr.name, _echo(value),
-                          limit, detail='BIOS attribute %s takes at most '
-                          '%d printable characters' % (attr.name, limit))
+            raise Refused('StringValueTooLong', attr.name,
+                          _echo(value, attr), limit,
+                          detail='BIOS attribute %s takes at most %d '
+                          'printable characters' % (attr.name, limit))
     if attr.type == 'Boolean' and not isinstance(value, bool):
         raise _type_error(attr, value, 'true or false')
     if attr.type == 'Integer':
@@ -217,6 +236,7 @@ def _with(stored, pending):
 
 
 def _derived(vm, attributes):
+    attributes.update(dict.fromkeys(PASSWORDS))
     attributes['BootMode'] = (
         'Uefi' if firmware.boot_mode(vm) == firmware.UEFI else 'Bios')
     attributes['SecureBootStatus'] = (
@@ -250,15 +270,87 @@ def pending(vm, vmi=None):
 
 def _ops(vm, stored, pending):
     ops = []
-    if stored != _stored(vm):
+    legacy = _clear_text(vm)
+    if stored != _stored(vm) or BIOS_ANNOTATION in legacy:
         ops += fields.annotation_ops(vm, BIOS_ANNOTATION,
                                      json.dumps(stored, sort_keys=True))
     if pending is None:
         ops += fields.remove_annotation_ops(vm, PENDING_ANNOTATION)
-    elif pending != _pending(vm):
+    elif pending != _pending(vm) or PENDING_ANNOTATION in legacy:
         ops += fields.annotation_ops(vm, PENDING_ANNOTATION,
                                      json.dumps(pending, sort_keys=True))
     return ops
+
+
+def _clear_text(vm):
+    """{annotation: {name: value}} of Password values found in clear."""
+    found = {}
+    for key in (BIOS_ANNOTATION, PENDING_ANNOTATION):
+        values = _json(vm, key) or {}
+        if key == PENDING_ANNOTATION:
+            values = values.get('attributes')
+            values = values if isinstance(values, dict) else {}
+        hits = {k: values[k] for k in PASSWORDS if k in values}
+        if hits:
+            found[key] = hits
+    return found
+
+
+def clear_text(vm):
+    """Password values an earlier version left in the annotations.
+
+    ``{name: value}`` (a pending value over a stored one); strings only.
+    """
+    result = {}
+    for key in (BIOS_ANNOTATION, PENDING_ANNOTATION):
+        result.update(_clear_text(vm).get(key, {}))
+    return {k: v for k, v in result.items() if isinstance(v, str)}
+
+
+def passwords(attributes):
+    """The Password attributes of a (checked) Settings change."""
+    return {k: v for k, v in attributes.items() if k in PASSWORDS}
+
+
+def secret_name(vm):
+    """Name of the Secret of ``vm``'s Password attributes."""
+    vm_name = vm['metadata']['name']
+    name = vm_name + '-bios'
+    if len(name) <= _MAX_SECRET_NAME:
+        return name
+    tail = '-bios-' + hashlib.sha256(vm_name.encode()).hexdigest()[:10]
+    return vm_name[:_MAX_SECRET_NAME - len(tail)].rstrip('-.') + tail
+
+
+def _b64(text):
+    return base64.b64encode(text.encode('utf-8')).decode('ascii')
+
+
+def secret_body(vm, values):
+    """The Secret holding Password ``values``, owned by ``vm``.
+
+    The garbage collector deletes it with the VM.
+    """
+    return {'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
+            'metadata': {
+                'name': secret_name(vm),
+                'namespace': vm['metadata']['namespace'],
+                'labels': {media.LABEL_MANAGED_BY: media.MANAGED_BY,
+                           media.LABEL_VM: media.label_value(
+                               vm['metadata']['name'])},
+                'ownerReferences': [media.owner_reference(vm)]},
+            'data': {k: _b64(v) for k, v in sorted(values.items())}}
+
+
+def secret_ops(vm, values):
+    """Ops setting ``values`` in an existing Secret owned by ``vm``.
+
+    They fail (``test``) on a Secret another object owns.
+    """
+    ops = [jsonpatch.test('/metadata/ownerReferences/0/uid',
+                          vm['metadata']['uid'])]
+    return ops + [jsonpatch.add(jsonpatch.path('data', k), _b64(v))
+                  for k, v in sorted(values.items())]
 
 
 def set_bios_ops(vm, attributes, vmi=None):
@@ -266,7 +358,9 @@ def set_bios_ops(vm, attributes, vmi=None):
 
     ``vmi`` is the VMI running now, or None. Raises :class:`Unknown` or
     :class:`Refused` (nothing changes). BootMode and SecureBootStatus
-    patch the firmware at once. [] when nothing changes.
+    patch the firmware at once; Password attributes are not in the ops
+    (they go to the Secret, :func:`secret_body`). [] when nothing
+    changes.
     """
     check(attributes)
     ops = []
@@ -279,7 +373,8 @@ def set_bios_ops(vm, attributes, vmi=None):
         ops += firmware.secure_boot_ops(
             view, _SECURE[attributes['SecureBootStatus']])
     stored, pending = _folded(vm, vmi)
-    changes = {k: v for k, v in attributes.items() if k not in _DERIVED}
+    changes = {k: v for k, v in attributes.items()
+               if k not in _DERIVED + PASSWORDS}
     if changes:
         pending = pending or {'reset': False, 'attributes': {}}
         merged = dict(pending['attributes'], **changes)

@@ -24,6 +24,12 @@ gets one after the targets so it stays bootable.
 Kinds: an interface is ``Pxe`` (``UefiHttp`` is treated as ``Pxe``), a
 disk with ``cdrom`` is ``Cd``, any other disk (disk, lun) is ``Hdd``.
 
+``Cd`` is accepted with no CD-ROM (no media inserted), as a BMC with an
+empty tray does: nothing is reordered, so the boot falls through to the
+next device; the target is kept (a Once in :data:`ONCE_ANNOTATION`, a
+Continuous in :data:`CD_ANNOTATION`) and reads back as ``Cd``. A CD-ROM
+attached while it is kept boots first (:func:`cd_attached_ops`).
+
 Template changes apply when a VMI is created. KubeVirt has no one-time
 boot: ``Once`` stores the original orders and the current VMI uid in the
 annotation :data:`ONCE_ANNOTATION`, applies the target order, and
@@ -53,6 +59,8 @@ TARGETS = (PXE, HDD, CD, UEFI_HTTP)
 ONCE = 'Once'
 CONTINUOUS = 'Continuous'
 ONCE_ANNOTATION = 'sushy-kubevirt.io/boot-once'
+#: Present while Continuous Cd is the target of a VM with no CD-ROM.
+CD_ANNOTATION = 'sushy-kubevirt.io/boot-cd'
 
 
 def _kind(section, device):
@@ -73,11 +81,16 @@ def _devices(vm):
     return result
 
 
+def _has_cd(devices):
+    return any(d[1] == CD for d in devices)
+
+
 def targets(vm, uefi, media=False):
     """The BootSourceOverrideTarget values ``vm`` has a device for.
 
     ``UefiHttp`` (a network boot) only in UEFI mode; ``Cd`` also with
-    ``media`` (InsertMedia adds the CD-ROM a Cd boot needs).
+    ``media`` (InsertMedia adds the CD-ROM a Cd boot needs; until then a
+    Cd boot falls through).
     """
     kinds = {d[1] for d in _devices(vm)} | ({CD} if media else set())
     result = [t for t in (PXE, CD, HDD) if t in kinds]
@@ -118,10 +131,20 @@ def boot_device(vm):
     Redfish target is then unknown and None is returned.
     """
     devices = _devices(vm)
+    if not _has_cd(devices) and _kept_cd(vm):
+        return CD
     order = _order(devices)
     if not order:
         return None
     return {d[0]: d[1] for d in devices}[order[0]]
+
+
+def _kept_cd(vm):
+    """True when Cd is the target kept for a VM with no CD-ROM."""
+    once = _once(vm)
+    if once is not None:
+        return once.get('target') == CD
+    return fields.annotation(vm, CD_ANNOTATION) is not None
 
 
 def _desired(devices, target):
@@ -163,7 +186,12 @@ def _numbered(order):
 
 
 def _plan(devices, target):
-    """{key: bootOrder} putting target first (current values if in place)."""
+    """{key: bootOrder} putting target first (current values if in place).
+
+    Cd with no CD-ROM changes nothing: the boot falls through.
+    """
+    if _normalize(target) == CD and not _has_cd(devices):
+        return {d[0]: d[3] for d in devices}
     wanted = _desired(devices, target)
     values = [d[3] for d in devices if d[3] is not None]
     if wanted == _order(devices) and len(set(values)) == len(values):
@@ -233,8 +261,25 @@ def continuous_ops(vm, target):
     """
     devices = _devices(vm)
     plan = _plan(_original(vm, devices), target)
-    return (_orders_ops(devices, plan)
+    if _normalize(target) == CD and not _has_cd(devices):
+        kept = fields.annotation_ops(vm, CD_ANNOTATION, CONTINUOUS)
+    else:
+        kept = fields.remove_annotation_ops(vm, CD_ANNOTATION)
+    return (_orders_ops(devices, plan) + kept
             + fields.remove_annotation_ops(vm, ONCE_ANNOTATION))
+
+
+def cd_attached_ops(before, vm):
+    """Ops after a CD-ROM was added (``before`` had none; ``vm`` has it).
+
+    When ``before`` kept Cd as its target, the CD-ROM boots first now
+    (a pending Once stays pending) and :data:`CD_ANNOTATION` goes.
+    """
+    if boot_device(before) != CD or _has_cd(_devices(before)):
+        return []
+    devices = _devices(vm)
+    return (_orders_ops(devices, _numbered(_desired(devices, CD)))
+            + fields.remove_annotation_ops(vm, CD_ANNOTATION))
 
 
 def once_consumed(vm, vmi):

@@ -112,7 +112,7 @@ def secret_name(dv_name):
     return dv_name + '-auth'
 
 
-def _label_value(text):
+def label_value(text):
     """A valid label value for ``text`` (hashed when too long)."""
     if len(text) <= MAX_NAME:
         return text
@@ -122,7 +122,7 @@ def _label_value(text):
 def labels(vm, device):
     """Labels naming the VM and the device on every object of a tray."""
     return {LABEL_MANAGED_BY: MANAGED_BY,
-            LABEL_VM: _label_value(vm['metadata']['name']),
+            LABEL_VM: label_value(vm['metadata']['name']),
             LABEL_DEVICE: device.lower()}
 
 
@@ -217,7 +217,7 @@ def is_tray(dv, vm, device):
     found = fields.get(dv, 'metadata', 'labels', default={})
     return (found.get(LABEL_MANAGED_BY) == MANAGED_BY
             and found.get(LABEL_DEVICE) == device.lower()
-            and found.get(LABEL_VM) == _label_value(vm['metadata']['name']))
+            and found.get(LABEL_VM) == label_value(vm['metadata']['name']))
 
 
 def source_url(dv):

@@ -23,6 +23,7 @@ import collections
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import refusals
 
@@ -153,6 +154,17 @@ def reusable(dv, url, inserted, credentials):
             and fields.annotation(dv, media.ANNOTATION_USERNAME) is None
             and (fields.annotation(dv, media.ANNOTATION_INSERTED)
                  != 'false') == inserted)
+
+
+def attach_ops(vm, device, dv_name):
+    """:func:`media.attach_ops`; a CD-ROM added for a kept Cd boots first.
+
+    (:func:`boot.cd_attached_ops`: Cd was set while the tray was empty.)
+    """
+    ops = media.attach_ops(vm, device, dv_name)
+    if not ops:
+        return ops
+    return ops + boot.cd_attached_ops(vm, jsonpatch.apply(vm, ops))
 
 
 def eject_ops(vm, device):

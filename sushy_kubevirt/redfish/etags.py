@@ -16,8 +16,10 @@ Every GET under ``/redfish/v1/Systems/<id>`` carries the System's ETag
 (:mod:`sushy_kubevirt.kubevirt.versions`); a GET whose ``If-None-Match``
 names it answers 304. A PATCH, POST, PUT or DELETE there with an
 ``If-Match`` that does not name the current ETag answers 412
-PreconditionFailed before anything is changed. The ETag compared is the
-one a GET from this worker would give now (its watch cache).
+PreconditionFailed before anything is changed; one that does is held to
+it by the Kubernetes write itself
+(:mod:`sushy_kubevirt.drivers.preconditions`), so a write that another
+one overtook answers 412 too.
 """
 
 import flask
@@ -36,18 +38,24 @@ def identity():
     return (request.view_args or {}).get('identity')
 
 
-def check(current):
-    """412 unless the request's If-Match names ``current`` (or is '*')."""
+def conditional():
+    """True for a write with an If-Match other than ``*``."""
     request = flask.request
-    if request.method not in WRITES or 'If-Match' not in request.headers:
-        return
-    if request.if_match.contains(current.strip('"')) or \
-            request.if_match.star_tag:
-        return
-    raise messages.RedfishError(
+    return request.method in WRITES and 'If-Match' in request.headers \
+        and not request.if_match.star_tag
+
+
+def matches(current):
+    """True when the request's If-Match names ETag ``current``."""
+    return flask.request.if_match.contains(current.strip('"'))
+
+
+def failed(current):
+    """412 for an If-Match that does not name ``current``."""
+    return messages.RedfishError(
         'PreconditionFailed', code=412, headers={'ETag': current},
         detail='If-Match %s does not name the current ETag %s of this '
-        'System; nothing was changed' % (request.headers['If-Match'],
+        'System; nothing was changed' % (flask.request.headers['If-Match'],
                                          current))
 
 

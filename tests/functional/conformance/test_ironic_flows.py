@@ -218,7 +218,7 @@ def test_bad_boot_input_is_4xx_and_changes_nothing(sim, emulator,
                                                    machine):
     before = harness.vm(sim, machine.name)['metadata']['resourceVersion']
     url = emulator.url + '/redfish/v1/Systems/' + machine.uuid
-    for body in ({'Boot': {'BootSourceOverrideTarget': 'Cd'}},
+    for body in ({'Boot': {'BootSourceOverrideTarget': 'Usb'}},
                  {'Boot': {'BootSourceOverrideMode': 'Bogus'}},
                  {'Boot': {'BootSourceOverrideEnabled': 'Always'}},
                  {'UUID': 'x'}, ['Boot']):

@@ -77,21 +77,25 @@ def test_boot_targets_listed_are_exactly_those_accepted(
     boot = _system(emulator, machine)['Boot']
     targets = boot['BootSourceOverrideTarget@Redfish.AllowableValues']
     assert ('UefiHttp' in targets) == (mode == 'UEFI')
-    # Cd applies once a CD is inserted (Ironic inserts, then boots it).
+    # Cd with no media inserted too (the boot falls through).
     assert 'Cd' in targets
-    assert requests.post(url + '/VirtualMedia/Cd/Actions/VirtualMedia.'
-                         'InsertMedia', json={'Image': images.add(
-                             'boot-%s.iso' % mode)}, timeout=30
-                         ).status_code == 204
-    for target in targets:
-        for enabled in boot['BootSourceOverrideEnabled@Redfish.'
-                            'AllowableValues']:
-            body = {'BootSourceOverrideTarget': target,
-                    'BootSourceOverrideEnabled': enabled}
-            if enabled == 'Disabled':   # cancels: the target stays
-                del body['BootSourceOverrideTarget']
-            response = requests.patch(url, json={'Boot': body}, timeout=30)
-            assert response.status_code == 204, (body, response.text)
+    for inserted in (False, True):
+        if inserted:
+            assert requests.post(
+                url + '/VirtualMedia/Cd/Actions/VirtualMedia.InsertMedia',
+                json={'Image': images.add('boot-%s.iso' % mode)},
+                timeout=30).status_code == 204
+        for target in targets:
+            for enabled in boot['BootSourceOverrideEnabled@Redfish.'
+                                'AllowableValues']:
+                body = {'BootSourceOverrideTarget': target,
+                        'BootSourceOverrideEnabled': enabled}
+                if enabled == 'Disabled':   # cancels: the target stays
+                    del body['BootSourceOverrideTarget']
+                response = requests.patch(url, json={'Boot': body},
+                                          timeout=30)
+                assert response.status_code == 204, (inserted, body,
+                                                     response.text)
     if mode == 'Legacy':
         response = requests.patch(url, json={'Boot': {
             'BootSourceOverrideTarget': 'UefiHttp'}}, timeout=30)
@@ -160,3 +164,28 @@ def test_no_plain_text_or_500_in_other_feature_sets(sim, tmp_path):
         response = requests.patch(server.url + manager, json={}, timeout=30)
         _redfish_error(response, 405, 'OperationNotAllowed')
         assert response.headers['Allow'] == 'GET, HEAD'
+
+
+def test_cd_set_before_media_boots_it_once_inserted(
+        sim, emulator, machine, images):  # noqa: F811
+    url = emulator.url + machine.path
+    response = requests.patch(url, json={'Boot': {
+        'BootSourceOverrideTarget': 'Cd',
+        'BootSourceOverrideEnabled': 'Continuous'}}, timeout=30)
+    assert response.status_code == 204, response.text
+    assert requests.post(url + '/VirtualMedia/Cd/Actions/VirtualMedia.'
+                         'InsertMedia', json={'Image': images.add(
+                             'later.iso')}, timeout=30).status_code == 204
+    devices = harness.vm(sim, machine.name)['spec']['template']['spec'][
+        'domain']['devices']
+    first = min((d for d in devices['disks'] + devices['interfaces']
+                 if d.get('bootOrder')), key=lambda d: d['bootOrder'])
+    assert 'cdrom' in first, devices
+    assert _system(emulator, machine)['Boot'][
+        'BootSourceOverrideTarget'] == 'Cd'
+    assert requests.post(url + '/VirtualMedia/Cd/Actions/VirtualMedia.'
+                         'EjectMedia', json={}, timeout=30
+                         ).status_code == 204
+    # As sushy-tools' libvirt driver: an eject resets a Cd boot to Hdd.
+    assert _system(emulator, machine)['Boot'][
+        'BootSourceOverrideTarget'] == 'Hdd'

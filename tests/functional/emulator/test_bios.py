@@ -12,8 +12,13 @@
 
 """BIOS over HTTP: schema URIs, registry, pending settings, validation."""
 
+import base64
 import json
+import logging
 
+from kubernetes import client
+from kubernetes.client import rest
+from kubernetes import config as kube_config
 import pytest
 import requests
 import sushy
@@ -154,3 +159,102 @@ def _strict(text):
     def refuse(name):
         raise AssertionError('non-standard JSON constant %s' % name)
     return json.loads(text, parse_constant=refuse)
+
+
+def _kube(sim, tmp_path):
+    return kube_config.new_client_from_config(
+        config_file=sim.write_kubeconfig(str(tmp_path / 'kubeconfig')))
+
+
+def _bios_secret(api_client, name):
+    try:
+        return client.CoreV1Api(api_client).read_namespaced_secret(
+            name + '-bios', 'default')
+    except rest.ApiException as exc:
+        assert exc.status == 404, exc
+        return None
+
+
+def _visible(sim, emulator, machine):
+    """Everything a client and the VM show of the BIOS, as text."""
+    return ' '.join([
+        requests.get(_url(emulator, machine), timeout=10).text,
+        requests.get(_url(emulator, machine, '/Settings'), timeout=10).text,
+        json.dumps(harness.vm(sim, machine.name))])
+
+
+def test_passwords_are_write_only_and_kept_in_a_secret(
+        sim, emulator, machine, caplog, tmp_path):
+    caplog.set_level(logging.DEBUG)
+    secret = 'Hunter2-' + machine.name
+    api = _kube(sim, tmp_path)
+    response = requests.patch(_url(emulator, machine, '/Settings'), json={
+        'Attributes': {'SysPassword': secret, 'QuietBoot': False}},
+        timeout=10)
+    assert response.status_code == 204, response.text
+    for sub in ('', '/Settings'):
+        attributes = requests.get(_url(emulator, machine, sub),
+                                  timeout=10).json()['Attributes']
+        assert attributes['SysPassword'] is None, attributes
+    assert secret not in _visible(sim, emulator, machine)
+
+    stored = _bios_secret(api, machine.name)
+    assert base64.b64decode(stored.data['SysPassword']).decode() == secret
+    vm = harness.vm(sim, machine.name)
+    assert [(o.kind, o.name, o.uid) for o in
+            stored.metadata.owner_references] == [
+        ('VirtualMachine', machine.name, vm['metadata']['uid'])]
+
+    # A refused value is not echoed either.
+    refused = secret * 10
+    response = requests.patch(_url(emulator, machine, '/Settings'), json={
+        'Attributes': {'SysPassword': refused}}, timeout=10)
+    assert response.status_code == 400
+    assert secret not in response.text
+    assert not [r for r in caplog.records if secret in r.getMessage()
+                and not r.name.startswith('sushy_kubevirt.simulator')]
+
+    # The garbage collector removes it with the VM.
+    client.CustomObjectsApi(api).delete_namespaced_custom_object(
+        'kubevirt.io', 'v1', 'default', 'virtualmachines', machine.name)
+    harness.wait_until(lambda: _bios_secret(api, machine.name) is None,
+                       20, what='BIOS Secret collected')
+
+
+def test_reset_bios_clears_passwords(sim, emulator, machine, tmp_path):
+    api = _kube(sim, tmp_path)
+    for value in ('first', 'second'):
+        response = requests.patch(_url(emulator, machine, '/Settings'),
+                                  json={'Attributes': {'SysPassword': value}},
+                                  timeout=10)
+        assert response.status_code == 204, response.text
+        stored = _bios_secret(api, machine.name)
+        assert base64.b64decode(stored.data['SysPassword']) == \
+            value.encode()
+    response = requests.post(_url(emulator, machine,
+                                  '/Actions/Bios.ResetBios'), timeout=10)
+    assert response.status_code == 204
+    assert _bios_secret(api, machine.name) is None
+
+
+def test_clear_text_left_by_an_earlier_version_moves_to_the_secret(
+        sim, emulator, machine, tmp_path):
+    api = _kube(sim, tmp_path)
+    legacy = 'Legacy-' + machine.name
+    client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        'kubevirt.io', 'v1', 'default', 'virtualmachines', machine.name,
+        {'metadata': {'annotations': {'sushy-kubevirt.io/bios': json.dumps(
+            {'SysPassword': legacy, 'QuietBoot': False})}}})
+    url = emulator.url + machine.path
+    harness.wait_caught_up(sim, url, machine.name)
+    text = requests.get(_url(emulator, machine), timeout=10).text
+    assert legacy not in text
+    response = requests.patch(_url(emulator, machine, '/Settings'), json={
+        'Attributes': {'ProcTurboMode': 'Disabled'}}, timeout=10)
+    assert response.status_code == 204, response.text
+    assert legacy not in json.dumps(harness.vm(sim, machine.name))
+    attributes = requests.get(_url(emulator, machine), timeout=10).json()[
+        'Attributes']
+    assert attributes['QuietBoot'] is False, 'the other values stay'
+    stored = _bios_secret(api, machine.name)
+    assert base64.b64decode(stored.data['SysPassword']).decode() == legacy

@@ -18,6 +18,7 @@ from tests.functional.emulator import harness
 
 PXE = sushy.BOOT_SOURCE_TARGET_PXE
 HDD = sushy.BOOT_SOURCE_TARGET_HDD
+CD = sushy.BOOT_SOURCE_TARGET_CD
 ONCE = sushy.BOOT_SOURCE_ENABLED_ONCE
 CONTINUOUS = sushy.BOOT_SOURCE_ENABLED_CONTINUOUS
 
@@ -92,8 +93,7 @@ def test_enabled_alone_and_disabled(sim, emulator, redfish, machine):
 def test_bad_boot_requests_change_nothing(sim, emulator, machine):
     url = emulator.url + machine.path
     before = harness.vm(sim, machine.name)
-    for body in ({'Boot': {'BootSourceOverrideTarget': 'Cd'}},
-                 {'Boot': {'BootSourceOverrideTarget': 'Usb'}},
+    for body in ({'Boot': {'BootSourceOverrideTarget': 'Usb'}},
                  {'Boot': {'BootSourceOverrideTarget': 'Pxe',
                            'BootSourceOverrideMode': 'Bios'}},
                  {'Boot': {'BootSourceOverrideMode': 'UEFI'},
@@ -154,3 +154,23 @@ def test_an_unset_http_boot_uri_reads_null(emulator, machine):
     # HttpBootUri is shown in UEFI mode only.
     assert body['Boot']['BootSourceOverrideMode'] == 'UEFI'
     assert body['Boot']['HttpBootUri'] is None
+
+
+def test_cd_with_no_media_is_accepted_and_falls_through(sim, redfish,
+                                                        machine):
+    """As on a BMC with an empty tray: Cd is kept, the boot goes on."""
+    system = redfish.get_system(machine.path)
+    assert CD in system.get_allowed_system_boot_source_values()
+    before = _devices(sim, machine)
+    for enabled in (ONCE, CONTINUOUS):
+        system.set_system_boot_options(CD, enabled=enabled)
+        boot = _boot(redfish, machine)
+        assert (boot.target, boot.enabled) == (CD, enabled)
+        assert _devices(sim, machine) == before
+    system.reset_system(sushy.RESET_ON)
+    _wait_power(system, sushy.SYSTEM_POWER_STATE_ON)
+    assert _boot(redfish, machine).target == CD
+    system.set_system_boot_options(HDD, enabled=CONTINUOUS)
+    assert _boot(redfish, machine).target == HDD
+    assert _devices(sim, machine) == before
+    system.reset_system(sushy.RESET_FORCE_OFF)

@@ -12,6 +12,8 @@
 
 """Guarded patches against a VM whose status keeps changing."""
 
+import pytest
+
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import guarded
 
@@ -55,3 +57,18 @@ def test_a_burst_of_status_writes_is_outlasted(monkeypatch):
     # No pause after the first conflict; then short, capped pauses.
     assert len(pauses) == 5
     assert 0 < min(pauses) and max(pauses) <= guarded.PAUSE_CAP
+
+
+def test_a_base_is_patched_once_and_never_retried():
+    """With ``base`` (If-Match) a conflict is raised, not retried."""
+    cluster = Churning(times=1)
+    base = {'metadata': {'resourceVersion': '1'}}
+    with pytest.raises(apierrors.Conflict):
+        guarded.guarded_patch(cluster, 'ns', 'vm', lambda vm: [], base=base)
+    # Nothing to change: the test is sent alone, of the base's version.
+    assert cluster.patches == [[{'op': 'test', 'value': '1',
+                                 'path': '/metadata/resourceVersion'}]]
+    built = []
+    guarded.guarded_patch(cluster, 'ns', 'vm', lambda vm: built.append(vm)
+                          or [], base={'metadata': {'resourceVersion': '2'}})
+    assert built == [{'metadata': {'resourceVersion': '2'}}]

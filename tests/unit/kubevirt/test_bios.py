@@ -127,3 +127,46 @@ def test_versions():
     vm = fx.vm(annotations={bios.VERSIONS_ANNOTATION: json.dumps(
         {'BiosVersion': '2.0'})})
     assert bios.versions(vm) == {'BiosVersion': '2.0'}
+
+
+def test_passwords_read_null_and_stay_out_of_the_annotations():
+    vm = fx.vm()
+    ops = bios.set_bios_ops(vm, {'SysPassword': 'pw', 'QuietBoot': False})
+    assert 'pw' not in json.dumps(ops)
+    after = jsonpatch.apply(vm, ops)
+    assert bios.settings(after)['SysPassword'] is None
+    assert bios.settings(after)['QuietBoot'] is False
+    assert bios.set_bios_ops(vm, {'SysPassword': 'pw'}) == []
+    assert bios.passwords({'SysPassword': 'pw', 'QuietBoot': False}) == {
+        'SysPassword': 'pw'}
+
+
+def test_refused_passwords_are_not_echoed():
+    with pytest.raises(bios.Refused) as caught:
+        bios.check({'SysPassword': 'secret' * 20})
+    assert caught.value.message_args[0] == bios.HIDDEN
+    assert 'secret' not in str(caught.value)
+
+
+def test_clear_text_is_found_and_rewritten():
+    vm = fx.vm(annotations={
+        bios.BIOS_ANNOTATION: json.dumps({'SysPassword': 'old',
+                                          'QuietBoot': False}),
+        bios.PENDING_ANNOTATION: json.dumps({
+            'vmi': '', 'reset': False,
+            'attributes': {'SysPassword': 'new'}})})
+    assert bios.bios(vm)['SysPassword'] is None
+    assert bios.clear_text(vm) == {'SysPassword': 'new'}
+    after = jsonpatch.apply(vm, bios.set_bios_ops(vm, {'QuietBoot': True}))
+    assert bios.clear_text(after) == {}
+    assert 'old' not in json.dumps(after) and 'new' not in json.dumps(after)
+
+
+def test_secret_body_is_owned_by_the_vm():
+    vm = fx.vm(name='x' * 253)
+    body = bios.secret_body(vm, {'SysPassword': 'pw'})
+    assert len(body['metadata']['name']) <= 253
+    assert body['metadata']['ownerReferences'][0]['uid'] == \
+        vm['metadata']['uid']
+    assert body['data'] == {'SysPassword': 'cHc='}
+    assert bios.secret_ops(vm, {'SysPassword': 'pw'})[0]['op'] == 'test'

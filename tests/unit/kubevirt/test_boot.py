@@ -17,6 +17,7 @@ from tests.unit.kubevirt import fixtures as fx
 
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import jsonpatch
+from sushy_kubevirt.kubevirt import media
 
 ROOT_PVC = {'name': 'root', 'persistentVolumeClaim': {'claimName': 'r'}}
 
@@ -115,7 +116,6 @@ def test_ops_use_device_paths():
 
 
 @pytest.mark.parametrize('vm, target, error', [
-    (_vm([fx.disk('root', 1)], [fx.nic('n', 2)]), 'Cd', boot.NoSuchDevice),
     (_vm([fx.disk('cd', 1, kind='cdrom')]), 'Hdd', boot.NoSuchDevice),
     (_vm([fx.disk('root', 1)]), 'Pxe', boot.NoSuchDevice),
     (_vm([fx.disk('root', 1)]), 'UefiHttp', boot.NoSuchDevice),
@@ -269,3 +269,35 @@ def test_cancel_restores_a_pending_once_unused(uid):
     assert boot.override_enabled(after) == 'Continuous'
     assert boot.cancel_once_ops(after) == []
     assert boot.cancel_once_ops(STD) == []
+
+
+def test_cd_with_no_cdrom_is_kept_and_falls_through():
+    vm = _vm([fx.disk('root', 1)], [fx.nic('n', 2)])
+    assert boot.boot_device_ops(vm, 'Cd') == []
+    kept = jsonpatch.apply(vm, boot.continuous_ops(vm, 'Cd'))
+    assert boot.boot_device(kept) == 'Cd'
+    assert kept['spec'] == vm['spec']
+    once = jsonpatch.apply(kept, boot.boot_once_ops(kept, 'Pxe', 'u1'))
+    assert boot.boot_device(once) == 'Pxe'
+    restored = jsonpatch.apply(once, boot.cancel_once_ops(once))
+    assert boot.boot_device(restored) == 'Cd'
+    back = jsonpatch.apply(kept, boot.continuous_ops(kept, 'Hdd'))
+    assert boot.boot_device(back) == 'Hdd'
+    assert boot.CD_ANNOTATION not in back['metadata'].get('annotations', {})
+
+
+def test_a_cdrom_attached_for_a_kept_cd_boots_first():
+    vm = _vm([fx.disk('root', 1)], [fx.nic('n', 2)])
+    for ops in (boot.continuous_ops(vm, 'Cd'),
+                boot.boot_once_ops(vm, 'Cd', 'u1')):
+        kept = jsonpatch.apply(vm, ops)
+        attached = jsonpatch.apply(kept, media.attach_ops(kept, 'Cd', 'dv'))
+        assert boot.boot_device(attached) == 'Hdd'   # added last
+        final = jsonpatch.apply(attached,
+                                boot.cd_attached_ops(kept, attached))
+        assert boot.boot_device(final) == 'Cd'
+        assert boot.override_enabled(final) == boot.override_enabled(kept)
+        assert boot.CD_ANNOTATION not in final['metadata'].get(
+            'annotations', {})
+    plain = jsonpatch.apply(vm, media.attach_ops(vm, 'Cd', 'dv'))
+    assert boot.cd_attached_ops(vm, plain) == []
