@@ -79,6 +79,10 @@ _MESSAGES = {
     'StringValueTooLong': (
         'Warning', "The string '%1' exceeds the length limit %2.",
         'Resubmit the request with an appropriate string length.'),
+    'ArraySizeTooLong': (
+        'Warning', 'The array provided for property %1 exceeds the size '
+        'limit %2.', 'Resubmit the request with an appropriate array '
+        'size.'),
     'ActionNotSupported': (
         'Critical', 'The action %1 is not supported by the resource.',
         'The action supplied cannot be resubmitted to the implementation.  '

@@ -47,6 +47,16 @@ RESOURCE_TYPES = ('ComputerSystem', 'VirtualMedia')
 EVENT_TYPES = ('StatusChange', 'ResourceUpdated', 'ResourceAdded',
                'ResourceRemoved', 'Alert', 'MetricReport', 'Other')
 MAX_CONTEXT = 256
+#: Limits of ``HttpHeaders``: headers, characters of a name, of a value.
+MAX_HEADERS = 16
+MAX_HEADER_NAME = 64
+MAX_HEADER_VALUE = 4096
+#: Header names (lower case) a subscription may not set, besides every
+#: ``Proxy-*``: framing and hop-by-hop (RFC 9110 7.6.1, RFC 9112), and
+#: ``Content-Type``, which the service sets.
+RESERVED_HEADERS = frozenset((
+    'host', 'content-length', 'transfer-encoding', 'connection',
+    'keep-alive', 'upgrade', 'te', 'trailer', 'content-type'))
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _FORBIDDEN_VALUE = re.compile(r'[\x00-\x08\x0a-\x1f\x7f]')
 _KEYS = ('Destination', 'Context', 'Protocol', 'EventFormatType',
@@ -156,6 +166,23 @@ def _origins(body):
     return tuple(found)
 
 
+def header_refusal(name, value):
+    """Why ``name: value`` may not be sent to a subscriber, or None.
+
+    The framing and hop-by-hop headers are the service's own: a client's
+    ``Transfer-Encoding`` beside the service's ``Content-Length`` is
+    request smuggling for any proxy in front of the receiver.
+    """
+    if not isinstance(name, str) or not _TOKEN.match(name):
+        return 'header %r has an invalid name' % str(name)[:64]
+    if name.lower() in RESERVED_HEADERS or \
+            name.lower().startswith('proxy-'):
+        return 'header %s is set by the service, not in HttpHeaders' % name
+    if not isinstance(value, str) or _FORBIDDEN_VALUE.search(value):
+        return 'header %s has an invalid value' % name
+    return None
+
+
 def _headers(body):
     value = body.get('HttpHeaders')
     if value is None:
@@ -165,7 +192,7 @@ def _headers(body):
     if not isinstance(value, list):
         raise _bad('PropertyValueTypeError', 'HttpHeaders', 'HttpHeaders',
                    prop='HttpHeaders')
-    found = []
+    found, seen = [], set()
     for item in value:
         if not isinstance(item, dict):
             raise _bad('PropertyValueTypeError', 'HttpHeaders',
@@ -173,13 +200,30 @@ def _headers(body):
                        detail='HttpHeaders holds objects of header names '
                        'and string values')
         for name, text in item.items():
-            if not _TOKEN.match(name) or not isinstance(text, str) or \
-                    _FORBIDDEN_VALUE.search(text):
+            if len(found) == MAX_HEADERS:
+                raise _bad('ArraySizeTooLong', 'HttpHeaders', MAX_HEADERS,
+                           prop='HttpHeaders', detail='HttpHeaders holds '
+                           'at most %d headers' % MAX_HEADERS)
+            if len(name) > MAX_HEADER_NAME:
+                raise _bad('StringValueTooLong', name[:64] + '...',
+                           MAX_HEADER_NAME, prop='HttpHeaders',
+                           detail='HttpHeaders: a header name is longer '
+                           'than %d characters' % MAX_HEADER_NAME)
+            if isinstance(text, str) and len(text) > MAX_HEADER_VALUE:
                 # The value is a secret: never echoed.
+                raise _bad('StringValueTooLong', '%s: ...' % name,
+                           MAX_HEADER_VALUE, prop='HttpHeaders',
+                           detail='HttpHeaders: the value of header %s is '
+                           'longer than %d characters'
+                           % (name, MAX_HEADER_VALUE))
+            reason = header_refusal(name, text)
+            if reason is None and name.lower() in seen:
+                reason = 'header %s is given twice' % name
+            if reason:
                 raise _bad('PropertyValueFormatError', 'HttpHeaders',
                            'HttpHeaders', prop='HttpHeaders',
-                           detail='HttpHeaders: header %r has an invalid '
-                           'name or value' % name[:64])
+                           detail='HttpHeaders: %s' % reason)
+            seen.add(name.lower())
             found.append((name, text))
     return tuple(found)
 
