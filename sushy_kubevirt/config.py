@@ -97,6 +97,8 @@ class Events:
     queue_size: int = 1000
     #: Recent events each process keeps for a new sender to resume from.
     buffer_size: int = 10000
+    #: Threads of a process that POST events (to every subscription).
+    workers: int = 8
     #: Lease duration: a sender silent this long is replaced.
     lease_duration: float = 15.0
     #: Seconds between two renewals (and checkpoints) of the Lease; less
@@ -265,6 +267,7 @@ def _events(config):
         timeout=number('timeout'),
         queue_size=number('queue_size', int),
         buffer_size=number('buffer_size', int),
+        workers=number('workers', int),
         lease_duration=number('lease_duration'),
         renew_period=number('renew_period'),
         allowed_hosts=_hosts(config, key('allowed_hosts')),

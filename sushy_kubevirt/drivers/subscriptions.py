@@ -240,22 +240,31 @@ def _destination(value, policy, timeout):
                    'Destination', prop='Destination',
                    detail='Destination must not carry credentials; send '
                    'them in HttpHeaders')
-    reason = check_host(url, policy, timeout)
-    if reason:
+    try:
+        checked_addresses(url, policy, timeout)
+    except imagecheck.Refused as exc:
         raise _bad('PropertyValueFormatError', imageurl.shown(value),
                    'Destination', prop='Destination',
-                   detail='Destination refused: %s' % reason)
+                   detail='Destination refused: %s' % exc) from None
     return url.url
 
 
-def check_host(url, policy, timeout):
-    """Why the host policy refuses ``url`` (resolved now), or None."""
-    try:
-        addresses = imagecheck.resolve(url.host, url.port,
-                                       time.monotonic() + timeout)
-    except imagecheck.Refused as exc:
-        return str(exc)
-    return imageurl.refusal(policy, url.host, url.port, addresses)
+def checked_addresses(url, policy, timeout):
+    """The addresses of ``url``'s host, resolved now, the policy approves.
+
+    Delivery connects to these and resolves nothing else, so a name that
+    resolves differently a moment later (DNS rebinding) cannot lead it
+    elsewhere.
+
+    :raises imagecheck.Refused: the name does not resolve in time, or the
+        policy denies the host or one of its addresses.
+    """
+    addresses = imagecheck.resolve(url.host, url.port,
+                                   time.monotonic() + timeout)
+    reason = imageurl.refusal(policy, url.host, url.port, addresses)
+    if reason:
+        raise imagecheck.Refused(reason)
+    return addresses
 
 
 def parse(body, policy, timeout):
