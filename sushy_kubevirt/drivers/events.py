@@ -120,7 +120,8 @@ class EventService:
         self.cluster = cluster
         self.settings = settings.events
         self.pid = os.getpid()
-        self.store = subscriptions.Store(cluster, self.settings.namespace)
+        self.store = subscriptions.Store(cluster, self.settings.namespace,
+                                         self.settings.max_subscriptions)
         #: The delivery threads of this process, for every subscription.
         self.pool = delivery.Pool(self.settings.workers)
         self._kube_settings = settings

@@ -343,11 +343,15 @@ def _from_secret(secret):
 
 
 class Store:
-    """The subscriptions of one namespace, read and written live."""
+    """The subscriptions of one namespace, read and written live.
 
-    def __init__(self, cluster, namespace):
+    :param limit: most subscriptions :meth:`create` makes; None: no limit.
+    """
+
+    def __init__(self, cluster, namespace, limit=None):
         self.cluster = cluster
         self.namespace = namespace
+        self.limit = limit
 
     @errormap.translate
     def list(self):
@@ -376,8 +380,27 @@ class Store:
             raise error.NotFound('Subscription %s not found' % sub_id)
         return sub
 
+    def _full(self):
+        return messages.RedfishError(
+            'EventSubscriptionLimitExceeded', code=409,
+            detail='There are %d event subscriptions already, the limit '
+            '(SUSHY_EMULATOR_KUBEVIRT_EVENTS_MAX_SUBSCRIPTIONS); delete one '
+            'first' % self.limit)
+
     @errormap.translate
     def create(self, sub):
+        """Create ``sub``'s Secret, within :attr:`limit`.
+
+        The limit holds across workers and replicas without a lock: after
+        its create, a creator lists the subscriptions again (a live list)
+        and, when its own ranks past the limit in creation order
+        (resourceVersion), deletes it and refuses. Of creators racing for
+        the last places the earliest keep them, whoever lists first.
+
+        :raises messages.RedfishError: 409 EventSubscriptionLimitExceeded.
+        """
+        if self.limit is not None and len(self.read()) >= self.limit:
+            raise self._full()
         try:
             secret = self.cluster.create_object(
                 resources.SECRET, self.namespace, _secret(sub))
@@ -386,7 +409,16 @@ class Store:
                 'InternalError', code=500, detail='The events namespace %s '
                 'does not exist (SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE)'
                 % self.namespace) from exc
-        return _from_secret(secret)
+        created = _from_secret(secret)
+        if self.limit is not None and created.id in [
+                s.id for s in self.read()[self.limit:]]:
+            try:
+                self.cluster.delete_secret(self.namespace,
+                                           NAME_PREFIX + created.id)
+            except apierrors.NotFound:
+                pass
+            raise self._full()
+        return created
 
     @errormap.translate
     def delete(self, sub_id):

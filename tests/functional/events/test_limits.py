@@ -10,8 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Bounds of the EventService: threads, pinned addresses."""
+"""Bounds of the EventService: subscriptions, threads, pinned addresses."""
 
+import concurrent.futures
 import socket
 import threading
 
@@ -26,6 +27,7 @@ from sushy_kubevirt.drivers import subscriptions
 SUBS = conftest.SUBSCRIPTIONS
 TEST_EVENT = '/redfish/v1/EventService/Actions/EventService.SubmitTestEvent'
 WORKERS = 4
+CAP = 3
 
 
 def _config(tmp_path, sim, **extra):
@@ -41,6 +43,7 @@ def bounded(sim, tmp_path):
     config = _config(
         tmp_path, sim,
         SUSHY_EMULATOR_KUBEVIRT_EVENTS_WORKERS=WORKERS,
+        SUSHY_EMULATOR_KUBEVIRT_EVENTS_MAX_SUBSCRIPTIONS=200,
         SUSHY_EMULATOR_KUBEVIRT_EVENTS_TIMEOUT=60,
         SUSHY_EMULATOR_KUBEVIRT_EVENTS_RETRY_ATTEMPTS=0)
     process = harness.emulator_process('sushy-kubevirt-emulator', config,
@@ -127,6 +130,49 @@ def test_many_subscriptions_need_no_thread_each(sim, bounded, receiver):
     }) == count, timeout=60)
     after = _threads(bounded.proc.pid)
     assert after - before <= WORKERS + 2, (before, after)
+
+
+@pytest.fixture
+def capped(sim, tmp_path):
+    """2 gunicorn workers sharing a cap of CAP subscriptions."""
+    config = _config(tmp_path, sim,
+                     SUSHY_EMULATOR_KUBEVIRT_EVENTS_MAX_SUBSCRIPTIONS=CAP)
+    process = harness.emulator_process('gunicorn', config, tmp_path)
+    try:
+        process.start().wait_ready()
+        yield process
+    finally:
+        process.stop()
+
+
+def _members(url):
+    return requests.get(url + SUBS, timeout=10).json()['Members']
+
+
+def test_the_cap_holds_across_workers(capped, receiver):
+    """Concurrent creations on 2 workers: exactly CAP are kept."""
+    for member in _members(capped.url):
+        requests.delete(capped.url + member['@odata.id'], timeout=10)
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda n: _post(capped.url, SUBS, {
+            'Destination': receiver.url, 'Context': 'c%d' % n}), range(8)))
+    codes = sorted(a.status_code for a in answers)
+    assert codes == [201] * CAP + [409] * (8 - CAP), [a.text
+                                                      for a in answers]
+    refused = [a for a in answers if a.status_code == 409]
+    info = refused[0].json()['error']['@Message.ExtendedInfo'][0]
+    assert info['MessageId'].endswith('.EventSubscriptionLimitExceeded')
+    created = {a.json()['Id'] for a in answers if a.status_code == 201}
+    members = _members(capped.url)
+    assert {m['@odata.id'].rpartition('/')[2] for m in members} == created
+    # Room again once one is deleted.
+    assert requests.delete(capped.url + members[0]['@odata.id'],
+                           timeout=10).status_code == 204
+    assert _post(capped.url, SUBS, {'Destination': receiver.url}
+                 ).status_code == 201
+    assert _post(capped.url, SUBS, {'Destination': receiver.url}
+                 ).status_code == 409
+    assert len(_members(capped.url)) == CAP
 
 
 REBIND = 'rebind.test'
