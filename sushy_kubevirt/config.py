@@ -97,6 +97,10 @@ class Events:
     queue_size: int = 1000
     #: Recent events each process keeps for a new sender to resume from.
     buffer_size: int = 10000
+    #: Subscriptions that may exist; a create past them is refused.
+    max_subscriptions: int = 100
+    #: Threads of a process that POST events (to every subscription).
+    workers: int = 8
     #: Lease duration: a sender silent this long is replaced.
     lease_duration: float = 15.0
     #: Seconds between two renewals (and checkpoints) of the Lease; less
@@ -275,6 +279,8 @@ def _events(config):
         timeout=number('timeout'),
         queue_size=number('queue_size', int),
         buffer_size=number('buffer_size', int),
+        max_subscriptions=number('max_subscriptions', int),
+        workers=number('workers', int),
         lease_duration=number('lease_duration'),
         renew_period=number('renew_period'),
         allowed_hosts=_hosts(config, key('allowed_hosts')),

@@ -79,6 +79,16 @@ _MESSAGES = {
     'StringValueTooLong': (
         'Warning', "The string '%1' exceeds the length limit %2.",
         'Resubmit the request with an appropriate string length.'),
+    'ArraySizeTooLong': (
+        'Warning', 'The array provided for property %1 exceeds the size '
+        'limit %2.', 'Resubmit the request with an appropriate array '
+        'size.'),
+    'EventSubscriptionLimitExceeded': (
+        'Critical', 'The event subscription failed due to the number of '
+        'simultaneous subscriptions exceeding the limit of the '
+        'implementation.', 'Reduce the number of other subscriptions '
+        'before trying to establish the event subscription or increase '
+        'the limit of simultaneous subscriptions (if supported).'),
     'ActionNotSupported': (
         'Critical', 'The action %1 is not supported by the resource.',
         'The action supplied cannot be resubmitted to the implementation.  '

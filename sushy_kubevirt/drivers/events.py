@@ -120,7 +120,10 @@ class EventService:
         self.cluster = cluster
         self.settings = settings.events
         self.pid = os.getpid()
-        self.store = subscriptions.Store(cluster, self.settings.namespace)
+        self.store = subscriptions.Store(cluster, self.settings.namespace,
+                                         self.settings.max_subscriptions)
+        #: The delivery threads of this process, for every subscription.
+        self.pool = delivery.Pool(self.settings.workers)
         self._kube_settings = settings
         self._policy = None
         self._facts = {}
@@ -129,6 +132,9 @@ class EventService:
         self._buffer = collections.deque(maxlen=self.settings.buffer_size)
         self._lock = threading.RLock()
         self._senders = {}
+        #: Per subscription, the test events' own queue (whoever leads).
+        self._testers = {}
+        self._test_keys = itertools.count(1)
         self._floors = {}
         self._gone = collections.Counter()
         self._synced = False
@@ -161,6 +167,10 @@ class EventService:
         self.elector.stop()
         with self._lock:
             self._stop_senders()
+            for tester in self._testers.values():
+                tester.stop()
+            self._testers = {}
+        self.pool.stop()
 
     def policy(self):
         if self._policy is None:
@@ -297,7 +307,8 @@ class EventService:
                 floor = max((sub.since, sys.maxsize),
                             self._floors.get(sub_id, (0, 0)))
                 sender = delivery.Sender(sub, self.settings, self.policy(),
-                                         self.elector.leading, floor)
+                                         self.elector.leading, floor,
+                                         self.pool)
                 self._senders[sub_id] = sender
                 for key, record in self._buffer:
                     if sub.wants(record['MessageId'],
@@ -307,21 +318,37 @@ class EventService:
     # requests
 
     def test_event(self, record):
-        """Send ``record`` to every subscription that wants it, now.
+        """Queue ``record`` for every subscription that wants it.
 
         Sent by the process that got the request (whether it leads or
-        not), once per subscription, in threads of its own.
+        not), through a queue per subscription of its own, by its pool.
         """
+        subs = self.store.list()  # Redfish errors for the request
         origin = record['OriginOfCondition']['@odata.id']
-        for sub in self.store.list():  # Redfish errors for the request
-            if sub.wants(record['MessageId'], origin):
-                delivery.send_once(sub, self.settings, self.policy(), record)
+        with self._lock:
+            current = {sub.id: sub for sub in subs}
+            for sub_id in list(self._testers):
+                if self._testers[sub_id].sub != current.get(sub_id):
+                    tester = self._testers.pop(sub_id)
+                    self._gone.update(tester.counts)
+                    tester.stop()
+            key = (0, next(self._test_keys))
+            for sub in subs:
+                if not sub.wants(record['MessageId'], origin):
+                    continue
+                tester = self._testers.get(sub.id)
+                if tester is None:
+                    tester = self._testers[sub.id] = delivery.Sender(
+                        sub, self.settings, self.policy(), lambda: True,
+                        (0, 0), self.pool)
+                tester.offer(key, record)
 
     def metrics_text(self):
         with self._lock:
             counts = collections.Counter(self._gone)
             queued = 0
-            for sender in self._senders.values():
+            for sender in itertools.chain(self._senders.values(),
+                                          self._testers.values()):
                 counts.update(sender.counts)
                 queued += sender.queued()
             leading = int(self.elector.leading())

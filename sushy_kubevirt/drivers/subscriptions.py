@@ -47,6 +47,16 @@ RESOURCE_TYPES = ('ComputerSystem', 'VirtualMedia')
 EVENT_TYPES = ('StatusChange', 'ResourceUpdated', 'ResourceAdded',
                'ResourceRemoved', 'Alert', 'MetricReport', 'Other')
 MAX_CONTEXT = 256
+#: Limits of ``HttpHeaders``: headers, characters of a name, of a value.
+MAX_HEADERS = 16
+MAX_HEADER_NAME = 64
+MAX_HEADER_VALUE = 4096
+#: Header names (lower case) a subscription may not set, besides every
+#: ``Proxy-*``: framing and hop-by-hop (RFC 9110 7.6.1, RFC 9112), and
+#: ``Content-Type``, which the service sets.
+RESERVED_HEADERS = frozenset((
+    'host', 'content-length', 'transfer-encoding', 'connection',
+    'keep-alive', 'upgrade', 'te', 'trailer', 'content-type'))
 _TOKEN = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]+$")
 _FORBIDDEN_VALUE = re.compile(r'[\x00-\x08\x0a-\x1f\x7f]')
 _KEYS = ('Destination', 'Context', 'Protocol', 'EventFormatType',
@@ -156,6 +166,23 @@ def _origins(body):
     return tuple(found)
 
 
+def header_refusal(name, value):
+    """Why ``name: value`` may not be sent to a subscriber, or None.
+
+    The framing and hop-by-hop headers are the service's own: a client's
+    ``Transfer-Encoding`` beside the service's ``Content-Length`` is
+    request smuggling for any proxy in front of the receiver.
+    """
+    if not isinstance(name, str) or not _TOKEN.match(name):
+        return 'header %r has an invalid name' % str(name)[:64]
+    if name.lower() in RESERVED_HEADERS or \
+            name.lower().startswith('proxy-'):
+        return 'header %s is set by the service, not in HttpHeaders' % name
+    if not isinstance(value, str) or _FORBIDDEN_VALUE.search(value):
+        return 'header %s has an invalid value' % name
+    return None
+
+
 def _headers(body):
     value = body.get('HttpHeaders')
     if value is None:
@@ -165,7 +192,7 @@ def _headers(body):
     if not isinstance(value, list):
         raise _bad('PropertyValueTypeError', 'HttpHeaders', 'HttpHeaders',
                    prop='HttpHeaders')
-    found = []
+    found, seen = [], set()
     for item in value:
         if not isinstance(item, dict):
             raise _bad('PropertyValueTypeError', 'HttpHeaders',
@@ -173,13 +200,30 @@ def _headers(body):
                        detail='HttpHeaders holds objects of header names '
                        'and string values')
         for name, text in item.items():
-            if not _TOKEN.match(name) or not isinstance(text, str) or \
-                    _FORBIDDEN_VALUE.search(text):
+            if len(found) == MAX_HEADERS:
+                raise _bad('ArraySizeTooLong', 'HttpHeaders', MAX_HEADERS,
+                           prop='HttpHeaders', detail='HttpHeaders holds '
+                           'at most %d headers' % MAX_HEADERS)
+            if len(name) > MAX_HEADER_NAME:
+                raise _bad('StringValueTooLong', name[:64] + '...',
+                           MAX_HEADER_NAME, prop='HttpHeaders',
+                           detail='HttpHeaders: a header name is longer '
+                           'than %d characters' % MAX_HEADER_NAME)
+            if isinstance(text, str) and len(text) > MAX_HEADER_VALUE:
                 # The value is a secret: never echoed.
+                raise _bad('StringValueTooLong', '%s: ...' % name,
+                           MAX_HEADER_VALUE, prop='HttpHeaders',
+                           detail='HttpHeaders: the value of header %s is '
+                           'longer than %d characters'
+                           % (name, MAX_HEADER_VALUE))
+            reason = header_refusal(name, text)
+            if reason is None and name.lower() in seen:
+                reason = 'header %s is given twice' % name
+            if reason:
                 raise _bad('PropertyValueFormatError', 'HttpHeaders',
                            'HttpHeaders', prop='HttpHeaders',
-                           detail='HttpHeaders: header %r has an invalid '
-                           'name or value' % name[:64])
+                           detail='HttpHeaders: %s' % reason)
+            seen.add(name.lower())
             found.append((name, text))
     return tuple(found)
 
@@ -196,22 +240,31 @@ def _destination(value, policy, timeout):
                    'Destination', prop='Destination',
                    detail='Destination must not carry credentials; send '
                    'them in HttpHeaders')
-    reason = check_host(url, policy, timeout)
-    if reason:
+    try:
+        checked_addresses(url, policy, timeout)
+    except imagecheck.Refused as exc:
         raise _bad('PropertyValueFormatError', imageurl.shown(value),
                    'Destination', prop='Destination',
-                   detail='Destination refused: %s' % reason)
+                   detail='Destination refused: %s' % exc) from None
     return url.url
 
 
-def check_host(url, policy, timeout):
-    """Why the host policy refuses ``url`` (resolved now), or None."""
-    try:
-        addresses = imagecheck.resolve(url.host, url.port,
-                                       time.monotonic() + timeout)
-    except imagecheck.Refused as exc:
-        return str(exc)
-    return imageurl.refusal(policy, url.host, url.port, addresses)
+def checked_addresses(url, policy, timeout):
+    """The addresses of ``url``'s host, resolved now, the policy approves.
+
+    Delivery connects to these and resolves nothing else, so a name that
+    resolves differently a moment later (DNS rebinding) cannot lead it
+    elsewhere.
+
+    :raises imagecheck.Refused: the name does not resolve in time, or the
+        policy denies the host or one of its addresses.
+    """
+    addresses = imagecheck.resolve(url.host, url.port,
+                                   time.monotonic() + timeout)
+    reason = imageurl.refusal(policy, url.host, url.port, addresses)
+    if reason:
+        raise imagecheck.Refused(reason)
+    return addresses
 
 
 def parse(body, policy, timeout):
@@ -290,11 +343,15 @@ def _from_secret(secret):
 
 
 class Store:
-    """The subscriptions of one namespace, read and written live."""
+    """The subscriptions of one namespace, read and written live.
 
-    def __init__(self, cluster, namespace):
+    :param limit: most subscriptions :meth:`create` makes; None: no limit.
+    """
+
+    def __init__(self, cluster, namespace, limit=None):
         self.cluster = cluster
         self.namespace = namespace
+        self.limit = limit
 
     @errormap.translate
     def list(self):
@@ -323,8 +380,27 @@ class Store:
             raise error.NotFound('Subscription %s not found' % sub_id)
         return sub
 
+    def _full(self):
+        return messages.RedfishError(
+            'EventSubscriptionLimitExceeded', code=409,
+            detail='There are %d event subscriptions already, the limit '
+            '(SUSHY_EMULATOR_KUBEVIRT_EVENTS_MAX_SUBSCRIPTIONS); delete one '
+            'first' % self.limit)
+
     @errormap.translate
     def create(self, sub):
+        """Create ``sub``'s Secret, within :attr:`limit`.
+
+        The limit holds across workers and replicas without a lock: after
+        its create, a creator lists the subscriptions again (a live list)
+        and, when its own ranks past the limit in creation order
+        (resourceVersion), deletes it and refuses. Of creators racing for
+        the last places the earliest keep them, whoever lists first.
+
+        :raises messages.RedfishError: 409 EventSubscriptionLimitExceeded.
+        """
+        if self.limit is not None and len(self.read()) >= self.limit:
+            raise self._full()
         try:
             secret = self.cluster.create_object(
                 resources.SECRET, self.namespace, _secret(sub))
@@ -333,7 +409,16 @@ class Store:
                 'InternalError', code=500, detail='The events namespace %s '
                 'does not exist (SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE)'
                 % self.namespace) from exc
-        return _from_secret(secret)
+        created = _from_secret(secret)
+        if self.limit is not None and created.id in [
+                s.id for s in self.read()[self.limit:]]:
+            try:
+                self.cluster.delete_secret(self.namespace,
+                                           NAME_PREFIX + created.id)
+            except apierrors.NotFound:
+                pass
+            raise self._full()
+        return created
 
     @errormap.translate
     def delete(self, sub_id):

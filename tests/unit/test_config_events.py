@@ -25,9 +25,12 @@ def test_defaults_and_values():
     events = config.load({KEY + 'NAMESPACE': 'lab',
                           KEY + 'RETRY_ATTEMPTS': 0,
                           KEY + 'RETRY_INTERVAL': 1,
-                          KEY + 'ALLOWED_HOSTS': ['10.0.0.0/8']}).events
+                          KEY + 'ALLOWED_HOSTS': ['10.0.0.0/8'],
+                          KEY + 'MAX_SUBSCRIPTIONS': 5,
+                          KEY + 'WORKERS': 2}).events
     assert (events.namespace, events.retry_attempts, events.retry_interval,
-            events.allowed_hosts) == ('lab', 0, 1, ('10.0.0.0/8',))
+            events.allowed_hosts, events.max_subscriptions,
+            events.workers) == ('lab', 0, 1, ('10.0.0.0/8',), 5, 2)
     assert KEY + 'LEASE_DURATION' in config.known_keys()
 
 
@@ -37,6 +40,7 @@ def test_defaults_and_values():
     ('QUEUE_SIZE', 0), ('BUFFER_SIZE', True), ('TIMEOUT', 0),
     ('LEASE_DURATION', 'long'), ('DENIED_HOSTS', 'a.example'),
     ('RENEW_PERIOD', 8),  # more than half the default duration (15)
+    ('MAX_SUBSCRIPTIONS', 0), ('WORKERS', 0), ('WORKERS', 2.0),
 ])
 def test_a_bad_value_names_its_key(key, value):
     with pytest.raises(config.ConfigError) as exc:

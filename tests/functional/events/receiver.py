@@ -10,18 +10,31 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""An event receiver on a free loopback port that keeps what it gets."""
+"""Event receivers on loopback: one that keeps what it gets, one that hangs.
+"""
 
 import http.server
 import json
+import os
+import socket
+import ssl
 import threading
 import time
 
+CERTS = os.path.join(os.path.dirname(__file__), 'certs')
+#: The CA of ``certs/receiver.crt`` (``DNS:receiver.test`` only).
+CA = os.path.join(CERTS, 'ca.crt')
+
 
 class Receiver:
-    """Records every POSTed Event: ``(monotonic time, headers, body)``."""
+    """Records every POSTed Event: ``(monotonic time, headers, body)``.
 
-    def __init__(self, status=204):
+    :param host: the loopback address to listen on.
+    :param port: 0 for a free one.
+    :param tls: serve HTTPS with ``certs/receiver.crt``.
+    """
+
+    def __init__(self, status=204, host='127.0.0.1', port=0, tls=False):
         self.status = status
         self.posts = []
         self._cond = threading.Condition()
@@ -42,10 +55,18 @@ class Receiver:
             def log_message(self, *args):
                 pass
 
-        self._server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
+        self._server = http.server.ThreadingHTTPServer((host, port),
                                                        Handler)
         self._server.daemon_threads = True
-        self.url = 'http://127.0.0.1:%d/events' % self._server.server_port
+        self.port = self._server.server_port
+        if tls:
+            context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            context.load_cert_chain(os.path.join(CERTS, 'receiver.crt'),
+                                    os.path.join(CERTS, 'receiver.key'))
+            self._server.socket = context.wrap_socket(self._server.socket,
+                                                      server_side=True)
+        self.url = '%s://%s:%d/events' % ('https' if tls else 'http', host,
+                                          self.port)
         self._thread = threading.Thread(target=self._server.serve_forever,
                                         daemon=True)
 
@@ -85,3 +106,34 @@ class Receiver:
                         % (timeout, [e['MessageId'] for e in
                                      self.events()][-20:]))
                 self._cond.wait(min(left, 0.5))
+
+
+class Hanging:
+    """Accepts connections and never answers; counts them."""
+
+    def __init__(self):
+        self._sock = socket.create_server(('127.0.0.1', 0))
+        self.url = 'http://127.0.0.1:%d/events' % self._sock.getsockname()[1]
+        self.accepted = []
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._sock.close()
+        with self._cond:
+            for conn in self.accepted:
+                conn.close()
+
+    def _accept(self):
+        while True:
+            try:
+                conn, _ = self._sock.accept()
+            except OSError:
+                return  # closed
+            with self._cond:
+                self.accepted.append(conn)
+                self._cond.notify_all()

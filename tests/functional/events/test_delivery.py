@@ -15,11 +15,13 @@
 import threading
 import time
 
+import pytest
 from tests.functional.emulator import harness
 from tests.functional.events import receiver as receivermod
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import delivery
+from sushy_kubevirt.drivers import imagecheck
 from sushy_kubevirt.drivers import subscriptions
 from sushy_kubevirt.kubevirt import imageurl
 
@@ -27,10 +29,17 @@ SETTINGS = config.Events(namespace='default', retry_attempts=2,
                          retry_interval=0, timeout=5.0, queue_size=3)
 
 
-def _sender(url, settings=SETTINGS):
+@pytest.fixture
+def pool():
+    workers = delivery.Pool(4)
+    yield workers
+    workers.stop()
+
+
+def _sender(pool, url, settings=SETTINGS):
     sub = subscriptions.Subscription(id='s', destination=url)
     return delivery.Sender(sub, settings, imageurl.Policy(), lambda: True,
-                           (0, 0))
+                           (0, 0), pool)
 
 
 def _record(n):
@@ -52,10 +61,10 @@ class Stalling(receivermod.Receiver):
         handler.do_POST = do_post
 
 
-def test_order_and_a_full_queue_drops_without_blocking():
+def test_order_and_a_full_queue_drops_without_blocking(pool):
     with Stalling() as slow, receivermod.Receiver() as fast:
-        stuck = _sender(slow.url)
-        sender = _sender(fast.url, SETTINGS.__class__(
+        stuck = _sender(pool, slow.url)
+        sender = _sender(pool, fast.url, SETTINGS.__class__(
             namespace='default', queue_size=100))
         try:
             stuck.offer((1, 0), _record(1))
@@ -83,9 +92,9 @@ def test_order_and_a_full_queue_drops_without_blocking():
             sender.stop()
 
 
-def test_failures_are_retried_then_given_up():
+def test_failures_are_retried_then_given_up(pool):
     with receivermod.Receiver(status=500) as failing:
-        sender = _sender(failing.url)
+        sender = _sender(pool, failing.url)
         try:
             sender.offer((1, 0), _record(1))
             failing.wait(lambda r: len(r.posts) == 3)
@@ -98,3 +107,56 @@ def test_failures_are_retried_then_given_up():
             failing.wait(lambda r: len(r.posts) == 4)
         finally:
             sender.stop()
+
+
+@pytest.fixture
+def resolver(monkeypatch):
+    """Names of ``*.test`` resolve to 127.0.0.1 here, and only here."""
+    real = imagecheck.resolve
+    lookups = []
+
+    def resolve(host, port, deadline):
+        if not host.endswith('.test'):
+            return real(host, port, deadline)
+        lookups.append(host)
+        return ['127.0.0.1']
+    monkeypatch.setattr(imagecheck, 'resolve', resolve)
+    return lookups
+
+
+def test_the_post_goes_to_the_checked_address(pool, resolver):
+    """The name is resolved once, by the check; Host names it."""
+    with receivermod.Receiver() as receiver:
+        sender = _sender(pool,
+                         'http://receiver.test:%d/events' % receiver.port)
+        try:
+            sender.offer((1, 0), _record(1))
+            receiver.wait(lambda r: r.posts)
+            assert receiver.posts[0][1]['Host'] == \
+                'receiver.test:%d' % receiver.port
+            assert resolver == ['receiver.test']
+        finally:
+            sender.stop()
+
+
+def test_https_is_verified_against_the_destination_name(pool, resolver,
+                                                        monkeypatch):
+    monkeypatch.setenv('REQUESTS_CA_BUNDLE', receivermod.CA)
+    with receivermod.Receiver(tls=True) as receiver:
+        good = _sender(pool,
+                       'https://receiver.test:%d/events' % receiver.port)
+        # Same address, another name: the certificate does not match.
+        bad = _sender(pool, 'https://other.test:%d/events' % receiver.port)
+        try:
+            good.offer((1, 0), _record(1))
+            receiver.wait(lambda r: r.posts)
+            assert receiver.posts[0][1]['Host'] == \
+                'receiver.test:%d' % receiver.port
+            bad.offer((1, 0), _record(1))
+            harness.wait_until(lambda: bad.counts['failed'], 10, 0.01,
+                               'the mismatch given up')
+            assert len(receiver.posts) == 1
+            assert bad.counts['delivered'] == 0
+        finally:
+            good.stop()
+            bad.stop()

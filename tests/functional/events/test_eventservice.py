@@ -116,6 +116,27 @@ def test_crud_keeps_headers_secret(sim, emulator, receiver):
         {'Bad Name': 'v'}]}, 'PropertyValueFormatError', 'HttpHeaders'),
     ({'Destination': 'http://127.0.0.1/x', 'DeliveryRetryPolicy':
       'TerminateAfterRetries'}, 'PropertyUnknown', 'DeliveryRetryPolicy'),
+] + [
+    # Framing and hop-by-hop headers: the service's own, never a client's.
+    ({'Destination': 'http://127.0.0.1/x', 'HttpHeaders': [{name: value}]},
+     'PropertyValueFormatError', 'HttpHeaders')
+    for name, value in [
+        ('Host', 'internal.example'), ('Content-Length', '0'),
+        ('transfer-encoding', 'chunked'), ('Connection', 'close'),
+        ('Upgrade', 'h2c'), ('TE', 'trailers'), ('Trailer', 'X-A'),
+        ('Proxy-Authorization', 'Basic eDp5'), ('Keep-Alive', '5'),
+        ('Content-Type', 'text/plain')]
+] + [
+    ({'Destination': 'http://127.0.0.1/x', 'HttpHeaders': [
+        {'X-Big': 'v' * 200000}]}, 'StringValueTooLong', 'HttpHeaders'),
+    ({'Destination': 'http://127.0.0.1/x', 'HttpHeaders': [
+        {'X-' + 'n' * 100: 'v'}]}, 'StringValueTooLong', 'HttpHeaders'),
+    ({'Destination': 'http://127.0.0.1/x', 'HttpHeaders': [
+        {'X-H%d' % n: 'v' for n in range(40)}]}, 'ArraySizeTooLong',
+     'HttpHeaders'),
+    ({'Destination': 'http://127.0.0.1/x', 'HttpHeaders': [
+        {'X-Token': 'a'}, {'x-token': 'b'}]}, 'PropertyValueFormatError',
+     'HttpHeaders'),
 ])
 def test_bad_subscription_is_a_400_and_creates_nothing(
         sim, emulator, body, message, prop):
@@ -124,6 +145,9 @@ def test_bad_subscription_is_a_400_and_creates_nothing(
     info = answer.json()['error']['@Message.ExtendedInfo'][0]
     assert info['MessageId'].endswith('.' + message)
     assert info['RelatedProperties'] == ['/' + prop]
+    for headers in body.get('HttpHeaders', []):  # values never echoed
+        assert all(v not in answer.text for v in headers.values()
+                   if len(v) > 2)
     assert requests.get(emulator.url + SUBS).json()['Members'] == []
 
 
