@@ -144,6 +144,11 @@ _MESSAGES = {
         'Critical', 'There is no valid session established with the '
         'implementation.', 'Establish a session before attempting any '
         'operations.'),
+    'OperationFailed': (
+        'Warning', 'An error occurred internal to the service as part of '
+        'the overall request.  Partial results may have been returned.',
+        'Resubmit the request.  If the problem persists, consider '
+        'resetting the service or provider.'),
     'ServiceTemporarilyUnavailable': (
         'Critical', 'The service is temporarily unavailable.  Retry in %1 '
         'seconds.', 'Wait for the indicated retry duration and retry the '

@@ -152,6 +152,10 @@ EXTENSION_POINTS = (
               'is set; Links.Sessions and the SessionService; no '
               'UpdateService',
               after=_then(routes.root_body, routes.service_root_body)),
+    _endpoint('system_collection_resource', '/redfish/v1/Systems',
+              ('GET',), 'lists the namespaces that can be read; each one '
+              'left out is named in @Message.ExtendedInfo',
+              after=routes.systems_collection_body),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>',
               ('GET', 'PATCH'), 'GET: the BootSourceOverrideEnabled of the '
               'driver, HealthRollup; PATCH: validated, then applied by the '

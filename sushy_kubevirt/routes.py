@@ -334,6 +334,15 @@ def check_insert_body(app, identity, device):
         json_body()
 
 
+def systems_collection_body(app, response):
+    """Name the namespaces a partial Systems collection leaves out."""
+    systems = systems_driver(app, 'collection_messages')
+    extended = systems.collection_messages() if systems is not None else []
+    if extended:
+        _rewrite_json(response, lambda body: body.update({
+            '@Message.ExtendedInfo': extended}) or True)
+
+
 def virtual_media_body(app, response):
     if not app.config.get(VMEDIA_KEY):
         return

@@ -52,6 +52,8 @@ from sushy_kubevirt.redfish import sessions
 from sushy_kubevirt import routes
 
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
+#: ``flask.g`` key: the namespaces the Systems collection left out.
+_UNLISTED = 'sushy_kubevirt_unlisted'
 #: Guarded patch attempts: every round of a write race lets one writer
 #: through, so this many concurrent writers on one VM all succeed.
 PATCH_ATTEMPTS = 10
@@ -242,7 +244,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     @property
     @errormap.translate
     def systems(self):
-        return self._ids.systems()
+        """Ids of the VMs of every namespace that can be read.
+
+        The namespaces that cannot (forbidden, missing) are left out and
+        named by :meth:`collection_messages`; only when none can be read
+        is the answer a 503.
+        """
+        ids, unreadable = self._ids.systems()
+        if flask.has_request_context():
+            setattr(flask.g, _UNLISTED, unreadable)
+        return ids
+
+    def collection_messages(self):
+        """``@Message.ExtendedInfo`` of this request's Systems collection.
+
+        One Base ``OperationFailed`` per namespace it left out; [] when it
+        lists every one.
+        """
+        unreadable = getattr(flask.g, _UNLISTED, ()) \
+            if flask.has_request_context() else ()
+        return [errormap.unlisted(exc) for exc in unreadable]
 
     @errormap.translate
     def uuid(self, identity_):
