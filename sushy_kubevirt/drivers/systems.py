@@ -32,6 +32,7 @@ from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import events
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.drivers import orphans
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import cluster
@@ -80,6 +81,10 @@ def shared_cluster(settings, datavolumes, logger):
                                    indexers=lookup.INDEXERS)
             for handler in afterboot.handlers(made, logger):
                 made.add_vmi_handler(handler)
+            collector = datavolumes and orphans.factory(
+                made, settings.vmedia.orphan_grace, logger)
+            if collector:
+                made.add_companion(collector)
             _clusters[key] = made
         current = _clusters[key]
     for old in stale:
