@@ -91,17 +91,13 @@ class Collector:
     def _orphans(self):
         """``[(dv, vm)]`` of the cached trays their VMs do not use."""
         found = []
-        for dv in self._cluster.list_datavolumes():
+        for dv in self._cluster.cached_datavolumes():
             labels = fields.get(dv, 'metadata', 'labels', default={})
             ref = media.owner(dv)
             if labels.get(media.LABEL_MANAGED_BY) != media.MANAGED_BY or \
                     ref is None:
                 continue
-            try:
-                vm = self._cluster.get_vm(dv['metadata']['namespace'],
-                                          ref[0])
-            except apierrors.Unreadable:
-                continue
+            vm = self._cluster.cached_vm(dv['metadata']['namespace'], ref[0])
             if vm is not None and media.orphan(dv, vm):
                 found.append((dv, vm))
         return found

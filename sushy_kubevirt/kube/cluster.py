@@ -506,17 +506,40 @@ class Cluster:
         """
         return self._all(resources.VM, 'list', partial=True)
 
-    def list_datavolumes(self):
-        """The DataVolumes of every readable namespace (cache or live).
+    def _synced(self, running, resource, scope):
+        """The informer of ``resource`` in ``scope`` if it can answer."""
+        cache = running.informers.get((resource.plural, scope))
+        if cache is None or not cache.has_synced() or \
+                cache.refusal() is not None or scope in running.missing:
+            return None
+        return cache
 
-        Only with ``datavolumes=True``; [] otherwise.
+    def cached_datavolumes(self):
+        """The cached DataVolumes of every namespace that can be read.
+
+        No API call and not counted (for background scans): a namespace
+        whose cache has not synced, or cannot be read, is skipped. []
+        unless built with ``datavolumes=True``.
         """
         if not self.datavolumes:
             return []
-        try:
-            return self._all(resources.DATAVOLUME, 'list', partial=True)[0]
-        except apierrors.Unreadable:
-            return []
+        running = self._run()
+        result = []
+        for scope in self._scopes:
+            cache = self._synced(running, resources.DATAVOLUME, scope)
+            result += cache.list() if cache is not None else []
+        return result
+
+    def cached_vm(self, namespace, name):
+        """VM ``namespace/name`` as cached, like :meth:`cached_datavolumes`.
+
+        None when absent, not served or its cache cannot answer.
+        """
+        if not self._served(namespace):
+            return None
+        cache = self._synced(self._run(), resources.VM,
+                             self._scope(namespace))
+        return cache.get(namespace, name) if cache is not None else None
 
     def get_vm(self, namespace, name):
         return self._get(resources.VM, namespace, name)
