@@ -150,7 +150,9 @@ def test_a_clean_stop_hands_over_without_waiting(sim, two, receiver):
     other, = [p for p in two if p is not leader]
     leader.stop()
     stopped = time.monotonic()
-    assert conftest.lease(sim)['spec']['holderIdentity'] == ''
+    # Released: empty, unless the other's next round already took it.
+    holder = conftest.lease(sim)['spec']['holderIdentity']
+    assert holder == '' or '_%d_' % other.proc.pid in holder, holder
     conftest.edit_cores(sim, 'vm-00005', 9)
     receiver.wait(lambda r: r.matching(path, 'ResourceChanged'),
                   timeout=DURATION + 10)
