@@ -77,6 +77,9 @@ class Vmedia:
     #: Hosts denied on top of the built-in denials (link-local and
     #: metadata addresses, the API server's own address and port).
     denied_hosts: typing.Tuple[str, ...] = ()
+    #: Seconds a tray DataVolume its VM does not use is left before it is
+    #: deleted (an InsertMedia cut between its two writes); 0: never.
+    orphan_grace: float = 10.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,6 +261,8 @@ def _vmedia(config):
                               defaults.max_redirects, strict=False),
         allowed_hosts=_hosts(config, key('allowed_hosts')),
         denied_hosts=_hosts(config, key('denied_hosts')) or (),
+        orphan_grace=float(_number(config, key('orphan_grace'), (int, float),
+                                   defaults.orphan_grace, strict=False)),
     )
 
 

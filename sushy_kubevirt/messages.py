@@ -154,6 +154,11 @@ _MESSAGES = {
         'Critical', 'There is no valid session established with the '
         'implementation.', 'Establish a session before attempting any '
         'operations.'),
+    'OperationFailed': (
+        'Warning', 'An error occurred internal to the service as part of '
+        'the overall request.  Partial results may have been returned.',
+        'Resubmit the request.  If the problem persists, consider '
+        'resetting the service or provider.'),
     'SessionLimitExceeded': (
         'Critical', 'The session establishment failed due to the number of '
         'simultaneous sessions exceeding the limit of the implementation.',

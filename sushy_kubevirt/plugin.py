@@ -152,6 +152,10 @@ EXTENSION_POINTS = (
               'is set; Links.Sessions and the SessionService; no '
               'UpdateService',
               after=_then(routes.root_body, routes.service_root_body)),
+    _endpoint('system_collection_resource', '/redfish/v1/Systems',
+              ('GET',), 'lists the namespaces that can be read; each one '
+              'left out is named in @Message.ExtendedInfo',
+              after=routes.systems_collection_body),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>',
               ('GET', 'PATCH'), 'GET: the BootSourceOverrideEnabled of the '
               'driver, HealthRollup; PATCH: validated, then applied by the '
@@ -208,6 +212,11 @@ EXTENSION_POINTS = (
               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>',
               ('GET',), "the vmedia driver's get_device_status() (import "
               'Status, Oem)', after=routes.virtual_media_body),
+    _endpoint('VirtualMedia.virtual_media_patch',
+              '/redfish/v1/Systems/<identity>/VirtualMedia/<device>',
+              ('PATCH',), 'the body is checked: one boolean '
+              'VerifyCertificate (sushy-tools answers 500 to a body that '
+              'is not a JSON object)', before=routes.check_vmedia_patch),
     _endpoint('storage_collection', '/redfish/v1/Systems/<identity>/Storage',
               ('GET',), "served from the VM's disks (one Storage per bus)",
               before=storage.serve_collection),

@@ -335,6 +335,35 @@ def check_insert_body(app, identity, device):
         json_body()
 
 
+def systems_collection_body(app, response):
+    """Name the namespaces a partial Systems collection leaves out."""
+    systems = systems_driver(app, 'collection_messages')
+    extended = systems.collection_messages() if systems is not None else []
+    if extended:
+        _rewrite_json(response, lambda body: body.update({
+            '@Message.ExtendedInfo': extended}) or True)
+
+
+def check_vmedia_patch(app, identity, device):
+    """A VirtualMedia PATCH sets exactly the boolean VerifyCertificate.
+
+    For a plugin vmedia driver; anything else is a 400 (a body that is
+    not a JSON object too).
+    """
+    if not app.config.get(VMEDIA_KEY):
+        return
+    body = json_body()
+    _unknown(body, ('VerifyCertificate',))
+    if 'VerifyCertificate' not in body:
+        raise messages.RedfishError(
+            'PropertyMissing', 'VerifyCertificate',
+            properties=['/VerifyCertificate'])
+    if not isinstance(body['VerifyCertificate'], bool):
+        raise messages.RedfishError(
+            'PropertyValueTypeError', json.dumps(body['VerifyCertificate']),
+            'VerifyCertificate', properties=['/VerifyCertificate'])
+
+
 def virtual_media_body(app, response):
     if not app.config.get(VMEDIA_KEY):
         return

@@ -41,7 +41,11 @@ exception's ``code`` as HTTP status. The choices:
 * a namespace the watch cache cannot read (the API server refuses its
   list or watch, or it does not exist) -> 503 with ``Retry-After`` and
   the reason: the cache retries by itself and serves again within its
-  backoff once the cause is fixed, so waiting is the right advice.
+  backoff once the cause is fixed, so waiting is the right advice. A
+  write refused (403) in a namespace whose VMs cannot be listed either
+  (the namespace was made forbidden) is answered so too. The Systems
+  collection lists the namespaces that can be read, and names each other
+  one in a Base ``OperationFailed`` message (:func:`unlisted`).
 
 No response names an internal address: the API server's host:port and
 any URL or IP address in Kubernetes' messages (webhook endpoints...) are
@@ -121,7 +125,7 @@ def _api_of(exc):
         else name
 
 
-def _unreadable(exc):
+def _why_unreadable(exc):
     where = ('namespace %s' % exc.namespace if exc.namespace
              else 'all namespaces')
     cause = exc.cause
@@ -130,8 +134,28 @@ def _unreadable(exc):
     else:
         reason = 'the namespace does not exist (%sNAMESPACES)' % \
             config.PREFIX
-    return unavailable('The systems in %s cannot be read: %s' % (where,
-                                                                 reason))
+    return where, reason
+
+
+def _unreadable(exc):
+    return unavailable('The systems in %s cannot be read: %s'
+                       % _why_unreadable(exc))
+
+
+def unlisted(exc):
+    """The ``@Message.ExtendedInfo`` entry naming a namespace left out.
+
+    For a collection that lists the systems of every namespace but the
+    one of :class:`Unreadable` ``exc``: Base ``OperationFailed``
+    (Warning: partial results were returned), its Resolution naming the
+    namespace and why it is left out.
+    """
+    info = messages.message('OperationFailed')
+    info['Resolution'] = (
+        'The systems in %s are not listed: %s. They are listed again '
+        'within seconds once that is fixed; retry then.'
+        % _why_unreadable(exc))
+    return info
 
 
 def from_kube(exc):

@@ -85,16 +85,23 @@ class Lookup:
         return chosen
 
     def systems(self):
-        """Ids of every served VM, without duplicates."""
+        """``(ids, unreadable)``: the systems that can be read, and why not.
+
+        The ids of every served VM that can be read, without duplicates,
+        and the ``Unreadable`` of each namespace that cannot.
+
+        :raises apierrors.Unreadable: no namespace can be read.
+        """
+        vms, unreadable = self._cluster.list_readable_vms()
         groups = {}
-        for vm in self._cluster.list_vms():
+        for vm in vms:
             groups.setdefault(identity.firmware_uuid(vm), []).append(vm)
         result = []
         for system_id, vms in sorted(groups.items()):
             chosen = self._chosen(system_id, vms)
             result.append(system_id)
             result += sorted(alias(vm) for vm in vms if vm is not chosen)
-        return result
+        return result, unreadable
 
     def _by_alias(self, vm):
         system_id = identity.firmware_uuid(vm)

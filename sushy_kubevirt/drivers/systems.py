@@ -34,6 +34,7 @@ from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import events
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.drivers import orphans
 from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kube import apierrors
@@ -56,6 +57,8 @@ from sushy_kubevirt import routes
 
 LOG = logging.getLogger(__name__)
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
+#: ``flask.g`` key: the namespaces the Systems collection left out.
+_UNLISTED = 'sushy_kubevirt_unlisted'
 #: Guarded patch attempts: every round of a write race lets one writer
 #: through, so this many concurrent writers on one VM all succeed.
 PATCH_ATTEMPTS = 10
@@ -82,6 +85,10 @@ def shared_cluster(settings, datavolumes, logger):
                                    indexers=lookup.INDEXERS)
             for handler in afterboot.handlers(made, logger):
                 made.add_vmi_handler(handler)
+            collector = datavolumes and orphans.factory(
+                made, settings.vmedia.orphan_grace, logger)
+            if collector:
+                made.add_companion(collector)
             _clusters[key] = made
         current = _clusters[key]
     for old in stale:
@@ -246,7 +253,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     @property
     @errormap.translate
     def systems(self):
-        return self._ids.systems()
+        """Ids of the VMs of every namespace that can be read.
+
+        The namespaces that cannot (forbidden, missing) are left out and
+        named by :meth:`collection_messages`; only when none can be read
+        is the answer a 503.
+        """
+        ids, unreadable = self._ids.systems()
+        if flask.has_request_context():
+            setattr(flask.g, _UNLISTED, unreadable)
+        return ids
+
+    def collection_messages(self):
+        """``@Message.ExtendedInfo`` of this request's Systems collection.
+
+        One Base ``OperationFailed`` per namespace it left out; [] when it
+        lists every one.
+        """
+        unreadable = getattr(flask.g, _UNLISTED, ()) \
+            if flask.has_request_context() else ()
+        return [errormap.unlisted(exc) for exc in unreadable]
 
     @errormap.translate
     def uuid(self, identity_):

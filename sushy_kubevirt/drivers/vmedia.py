@@ -355,11 +355,13 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         # the VM first (no API call without one).
         preconditions.claim(self._cluster, namespace, name)
         if not tray.reusable(current, request.url.url, request.inserted,
-                             request.username is not None):
+                             request.username is not None) or \
+                media.collecting(vm) == media.uid(current):
+            # (Another process is deleting it as an orphan: make it anew.)
             if current is not None:
                 self._delete_tray(namespace, current)
-            self._create_tray(vm, device, request, size)
-        self._attach(namespace, name, device, dv_name, request.inserted)
+            current = self._create_tray(vm, device, request, size)
+        self._attach(namespace, name, device, current, request.inserted)
         self._logger.info('Virtual media %s of %s/%s: importing %s into '
                           'DataVolume %s', device, namespace, name,
                           request.url.url, dv_name)
@@ -389,7 +391,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             inserted=request.inserted,
             username=None if request.url.username else request.username)
         try:
-            self._cluster.create_datavolume(namespace, body)
+            return self._cluster.create_datavolume(namespace, body)
         except Exception as exc:
             if secret:
                 try:
@@ -403,22 +405,46 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
                     'InsertMedia' % (namespace, dv_name)) from exc
             raise
 
-    def _attach(self, namespace, name, device, dv_name, inserted):
+    def _attach(self, namespace, name, device, dv, inserted):
+        """Attach (or detach, not ``inserted``) DataVolume ``dv``.
+
+        When the patch fails, ``dv`` is deleted (only that one: its uid
+        is a precondition); when that fails too, the orphan collector
+        (:mod:`sushy_kubevirt.drivers.orphans`) deletes it.
+        """
+        dv_name, dv_uid = dv['metadata']['name'], media.uid(dv)
+
         def build(vm):
-            if inserted:
-                return tray.attach_ops(vm, device, dv_name)
-            return media.detach_ops(vm, device)
+            if not inserted:
+                return media.detach_ops(vm, device)
+            if dv_uid is not None and media.collecting(vm) == dv_uid:
+                raise errormap.unavailable(
+                    'DataVolume %s/%s was left unused and is being deleted; '
+                    'retry the InsertMedia' % (namespace, dv_name))
+            ops = tray.attach_ops(vm, device, dv_name)
+            return ops + media.release_ops(vm) if ops else ops
         try:
             preconditions.patch(self._cluster, namespace, name, build)
         except apierrors.ApiError:
-            dv = self._cluster.get_datavolume(namespace, dv_name)
-            if dv is not None:
-                self._delete_tray(namespace, dv)
+            try:
+                self._delete_tray(namespace, dv, guard=True)
+            except apierrors.ApiError as exc:
+                self._logger.warning(
+                    'DataVolume %s/%s is left unused (%s); it is deleted '
+                    'once the API server answers again', namespace, dv_name,
+                    exc)
             raise
 
-    def _delete_tray(self, namespace, dv):
+    def _delete_tray(self, namespace, dv, guard=False):
+        """Delete ``dv`` (only that one when ``guard``) and its Secret."""
         name = dv['metadata']['name']
-        _ignore_missing(self._cluster.delete_datavolume, namespace, name)
+        try:
+            self._cluster.delete_datavolume(
+                namespace, name, {'uid': media.uid(dv)} if guard else None)
+        except apierrors.NotFound:
+            pass
+        except apierrors.Conflict:
+            return      # made again since: neither it nor its Secret
         secret = fields.get(dv, 'spec', 'source', 'http', 'secretRef')
         if secret:
             _ignore_missing(self._cluster.delete_secret, namespace, secret)

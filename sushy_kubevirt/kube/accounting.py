@@ -27,6 +27,7 @@ RELISTS = 'sushy_kubevirt_informer_relists_total'
 WATCH_RESTARTS = 'sushy_kubevirt_informer_watch_restarts_total'
 RV_AGE = 'sushy_kubevirt_informer_resource_version_age_seconds'
 FORBIDDEN = 'sushy_kubevirt_informer_forbidden'
+UNREADABLE = 'sushy_kubevirt_namespace_unreadable'
 
 _HELP = {
     CACHE_READS: 'Reads answered from the watch cache.',
@@ -40,6 +41,9 @@ _HELP = {
             'resourceVersion (list, event or bookmark).',
     FORBIDDEN: '1 while the API server answers the informer 403 (its '
                'reads answer Redfish 503).',
+    UNREADABLE: '1 while a served namespace cannot be read (reason '
+                'forbidden or missing): its systems are left out of the '
+                'Systems collection and answer Redfish 503.',
 }
 
 #: The health of one informer, as :meth:`Accounting.render` shows it.
@@ -61,13 +65,16 @@ class Accounting:
         self._counts = collections.Counter()
         self._throttled = 0.0
         self._health = None
+        self._namespaces = None
 
-    def report_health(self, source):
+    def report_health(self, source, namespaces=None):
         """Render ``source()``, an iterable of :class:`Health`, too.
 
-        None stops it (the informers are gone).
+        ``namespaces()`` gives ``[(namespace, reason)]``, reason '' for a
+        readable one. None stops it (the informers are gone).
         """
         self._health = source
+        self._namespaces = namespaces
 
     def cache(self, verb, resource):
         """Count a read answered by the cache."""
@@ -119,10 +126,17 @@ class Accounting:
         lines += ['# HELP %s %s' % (THROTTLE, _HELP[THROTTLE]),
                   '# TYPE %s counter' % THROTTLE,
                   '%s %s' % (THROTTLE, repr(float(throttled)))]
-        source = self._health
+        source, namespaces = self._health, self._namespaces
         if source is not None:
             lines += _render_health(sorted(
                 source(), key=lambda h: (h.resource, h.namespace)))
+        if namespaces is not None:
+            lines += ['# HELP %s %s' % (UNREADABLE, _HELP[UNREADABLE]),
+                      '# TYPE %s gauge' % UNREADABLE]
+            lines += ['%s{namespace="%s",reason="%s"} %d'
+                      % (UNREADABLE, _escape(ns), _escape(reason),
+                         int(bool(reason)))
+                      for ns, reason in sorted(namespaces())]
         return '\n'.join(lines) + '\n'
 
 

@@ -173,10 +173,17 @@ class Api:
         return self._call(('update', resource, namespace, None), 'PUT',
                           resource.path(namespace, name), body=body)
 
-    def delete(self, resource, namespace, name):
-        """Delete; return the server's answer (the object or a Status)."""
+    def delete(self, resource, namespace, name, preconditions=None):
+        """Delete; return the server's answer (the object or a Status).
+
+        ``preconditions`` (``{'uid': ..., 'resourceVersion': ...}``): the
+        server deletes only that object (else 409, :class:`Conflict`).
+        """
+        body = None if not preconditions else {
+            'apiVersion': 'v1', 'kind': 'DeleteOptions',
+            'preconditions': preconditions}
         return self._call(('delete', resource, namespace, None), 'DELETE',
-                          resource.path(namespace, name))
+                          resource.path(namespace, name), body=body)
 
     def patch(self, resource, namespace, name, operations):
         """Apply an RFC 6902 JSON patch (a non-empty list of operations).

@@ -24,7 +24,10 @@ or the namespace does not exist) raises
 :class:`~sushy_kubevirt.kube.apierrors.Unreadable` on every read, never
 an empty answer; the cause is logged once. A missing namespace is seen
 when its VM list is empty (one GET of the namespace) and checked again
-at most every ``NAMESPACE_RECHECK`` seconds while it is read.
+at most every ``NAMESPACE_RECHECK`` seconds while it is read. A live call
+refused (403) in a served namespace where the VMs cannot be listed
+either (one list, only then) raises ``Unreadable`` too: the namespace
+was made forbidden, not one permission withdrawn.
 """
 
 import contextlib
@@ -63,6 +66,8 @@ class _Running:
         self.dispatcher = events
         self.informers = informers
         self.listers = listers
+        #: What the companions made in this process (``stop(timeout)``).
+        self.companions = []
         #: Namespaces found missing: ``{namespace: (NotFound, checked)}``.
         self.missing = {}
         self.missing_lock = threading.Lock()
@@ -97,6 +102,7 @@ class Cluster:
         self._pid = None
         self._stopped = False
         self._vmi_handlers = []
+        self._companions = []
 
     # lifecycle
 
@@ -144,7 +150,11 @@ class Cluster:
         for cache in running.informers.values():
             cache.start()
         informers = list(running.informers.values())
-        self.accounting.report_health(lambda: [i.health() for i in informers])
+        self.accounting.report_health(
+            lambda: [i.health() for i in informers],
+            lambda: self._namespace_health(running))
+        for factory in self._companions:
+            running.companions.append(factory())
         LOG.info('Watching %s in %s', ', '.join(r.plural for r in
                                                 self._resources),
                  ', '.join(self.settings.namespaces or ('all namespaces',)))
@@ -229,6 +239,31 @@ class Cluster:
         """Start watching now (otherwise the first call does)."""
         self._run()
 
+    def add_companion(self, factory):
+        """Run ``factory()`` in each process the Cluster starts in.
+
+        Called right after the informers start (so after a fork too);
+        what it returns is stopped with the Cluster (``stop(timeout)``).
+        Add companions before the first use.
+        """
+        self._companions.append(factory)
+
+    def _namespace_health(self, running):
+        """``[(namespace, reason)]`` of every served namespace.
+
+        The reason is '' when it is readable, else ``forbidden`` (the API
+        server refuses a list or watch) or ``missing``.
+        """
+        result = []
+        for scope in self._scopes:
+            refused = any(cache.refusal() is not None
+                          for (_, ns), cache in running.informers.items()
+                          if ns == scope)
+            reason = 'forbidden' if refused else \
+                'missing' if scope in running.missing else ''
+            result.append((scope or '', reason))
+        return result
+
     def wait_for_sync(self, timeout=None):
         """Wait until every informer has synced; return whether they did."""
         return all(i.wait_for_sync(timeout)
@@ -251,6 +286,8 @@ class Cluster:
         for cache in running.informers.values():
             cache.reflector.stop(timeout=0)
         deadline = time.monotonic() + timeout
+        for companion in running.companions:
+            companion.stop(max(0.0, deadline - time.monotonic()))
         for cache in running.informers.values():
             cache.stop(max(0.0, deadline - time.monotonic()))
         running.dispatcher.stop(max(0.0, deadline - time.monotonic()))
@@ -433,14 +470,17 @@ class Cluster:
             return None
         return self._lister(resource, namespace).get(namespace, name)
 
-    def _all(self, resource, method, *args):
+    def _all(self, resource, method, *args, partial=False):
         """Concatenate the answers of every served namespace.
+
+        With ``partial``: ``(answers, [Unreadable of each namespace that
+        cannot be read])``, raising only when none can be read.
 
         :raises apierrors.Unreadable: a namespace cannot be read, unless
             ``method`` is ``by_index`` and another one has a match.
         """
         running = self._run()
-        result, unreadable = [], None
+        result, unreadable, errors = [], None, []
         for scope in self._scopes:
             reader = running.listers[resource.plural, scope]
             try:
@@ -456,6 +496,11 @@ class Cluster:
                 result += answer
             except apierrors.Unreadable as exc:
                 unreadable = unreadable or exc
+                errors.append(exc)
+        if partial:
+            if len(errors) == len(self._scopes):
+                raise unreadable
+            return result, errors
         if unreadable is not None and (method != 'by_index' or not result):
             raise unreadable
         return result
@@ -463,6 +508,51 @@ class Cluster:
     def list_vms(self):
         """Every served VM."""
         return self._all(resources.VM, 'list')
+
+    def list_readable_vms(self):
+        """``(VMs, [Unreadable])``: every VM that can be read, and why not.
+
+        The VMs of every namespace that can be read, and the
+        ``Unreadable`` of each other one.
+
+        :raises apierrors.Unreadable: no namespace can be read.
+        """
+        return self._all(resources.VM, 'list', partial=True)
+
+    def _synced(self, running, resource, scope):
+        """The informer of ``resource`` in ``scope`` if it can answer."""
+        cache = running.informers.get((resource.plural, scope))
+        if cache is None or not cache.has_synced() or \
+                cache.refusal() is not None or scope in running.missing:
+            return None
+        return cache
+
+    def cached_datavolumes(self):
+        """The cached DataVolumes of every namespace that can be read.
+
+        No API call and not counted (for background scans): a namespace
+        whose cache has not synced, or cannot be read, is skipped. []
+        unless built with ``datavolumes=True``.
+        """
+        if not self.datavolumes:
+            return []
+        running = self._run()
+        result = []
+        for scope in self._scopes:
+            cache = self._synced(running, resources.DATAVOLUME, scope)
+            result += cache.list() if cache is not None else []
+        return result
+
+    def cached_vm(self, namespace, name):
+        """VM ``namespace/name`` as cached, like :meth:`cached_datavolumes`.
+
+        None when absent, not served or its cache cannot answer.
+        """
+        if not self._served(namespace):
+            return None
+        cache = self._synced(self._run(), resources.VM,
+                             self._scope(namespace))
+        return cache.get(namespace, name) if cache is not None else None
 
     def get_vm(self, namespace, name):
         return self._get(resources.VM, namespace, name)
@@ -490,6 +580,38 @@ class Cluster:
 
     # live calls
 
+    def _live(self, method, resource, namespace, *args, **kwargs):
+        """``api.<method>(resource, namespace, ...)``.
+
+        A 403 in a served namespace whose VMs cannot be listed either
+        raises ``Unreadable``.
+        """
+        running = self._run()
+        call = getattr(running.api, method)
+        try:
+            return call(resource, namespace, *args, **kwargs)
+        except apierrors.Forbidden as exc:
+            refusal = self._forbidden_namespace(running, namespace)
+            if refusal is None:
+                raise
+            raise apierrors.Unreadable(
+                'the API server refuses to %s' % (
+                    refusal.permission() or 'list virtualmachines in %s'
+                    % namespace), refusal, namespace) from exc
+
+    def _forbidden_namespace(self, running, namespace):
+        """The 403 of a VM list in served ``namespace``, else None."""
+        if namespace is None or not self._served(namespace):
+            return None
+        try:
+            running.api.list(resources.VM, namespace,
+                             self.settings.label_selector, limit=1)
+        except apierrors.Forbidden as exc:
+            return exc
+        except apierrors.ApiError:
+            return None
+        return None
+
     def _note(self, resource, namespace, obj):
         if self._served(namespace) and isinstance(obj, dict) and \
                 obj.get('kind') not in (None, 'Status'):
@@ -498,7 +620,7 @@ class Cluster:
 
     def get_vm_live(self, namespace, name):
         """GET the VM from the API server. :raises apierrors.NotFound:"""
-        vm = self._run().api.get(resources.VM, namespace, name)
+        vm = self._live('get', resources.VM, namespace, name)
         return self._note(resources.VM, namespace, vm)
 
     def get_vmi_live(self, namespace, name):
@@ -507,7 +629,7 @@ class Cluster:
         Overlaid on the cache like a write, so later reads are as recent.
         """
         try:
-            vmi = self._run().api.get(resources.VMI, namespace, name)
+            vmi = self._live('get', resources.VMI, namespace, name)
         except apierrors.NotFound:
             return None
         return self._note(resources.VMI, namespace, vmi)
@@ -515,7 +637,8 @@ class Cluster:
     def get_datavolume_live(self, namespace, name):
         """GET the DataVolume from the API server; None when absent."""
         try:
-            dv = self._run().api.get(resources.DATAVOLUME, namespace, name)
+            dv = self._live('get', resources.DATAVOLUME, namespace,
+                            name)
         except apierrors.NotFound:
             return None
         return self._note(resources.DATAVOLUME, namespace, dv) \
@@ -523,25 +646,28 @@ class Cluster:
 
     def patch_vm(self, namespace, name, ops):
         """Apply the JSON patch ``ops`` (a list); return the patched VM."""
-        vm = self._run().api.patch(resources.VM, namespace, name, ops)
+        vm = self._live('patch', resources.VM, namespace, name, ops)
         return self._note(resources.VM, namespace, vm)
 
     def vm_subresource(self, namespace, name, action, body=None):
         """PUT ``subresources.kubevirt.io/v1 .../{name}/{action}``."""
-        return self._run().api.put_subresource(
-            resources.VM_ACTIONS, namespace, name, action, body)
+        return self._live('put_subresource', resources.VM_ACTIONS,
+                          namespace, name, action, body)
 
     def vmi_subresource(self, namespace, name, action, body=None):
-        return self._run().api.put_subresource(
-            resources.VMI_ACTIONS, namespace, name, action, body)
+        return self._live('put_subresource', resources.VMI_ACTIONS,
+                          namespace, name, action, body)
 
     def create_datavolume(self, namespace, body):
-        dv = self._run().api.create(resources.DATAVOLUME, namespace, body)
+        dv = self._live('create', resources.DATAVOLUME, namespace,
+                        body)
         return self._note(resources.DATAVOLUME, namespace, dv) \
             if self.datavolumes else dv
 
-    def delete_datavolume(self, namespace, name):
-        answer = self._run().api.delete(resources.DATAVOLUME, namespace, name)
+    def delete_datavolume(self, namespace, name, preconditions=None):
+        """DELETE; ``preconditions`` as :meth:`Api.delete`'s."""
+        answer = self._live('delete', resources.DATAVOLUME, namespace, name,
+                            preconditions=preconditions)
         if self.datavolumes and self._served(namespace):
             if isinstance(answer, dict) and answer.get('kind') == \
                     'DataVolume':
@@ -577,19 +703,19 @@ class Cluster:
         return self._run().api.replace(resource, namespace, name, body)
 
     def create_secret(self, namespace, body):
-        return self._run().api.create(resources.SECRET, namespace, body)
+        return self._live('create', resources.SECRET, namespace, body)
 
     def get_secret(self, namespace, name):
         """GET a Secret from the API server; None when absent."""
         try:
-            return self._run().api.get(resources.SECRET, namespace, name)
+            return self._live('get', resources.SECRET, namespace, name)
         except apierrors.NotFound:
             return None
 
     def list_secrets(self, namespace, label_selector):
         """The Secrets of ``namespace`` with those labels (one page)."""
-        return self._run().api.list(resources.SECRET, namespace,
-                                    label_selector=label_selector)['items']
+        return self._live('list', resources.SECRET, namespace,
+                          label_selector=label_selector)['items']
 
     def list_secrets_page(self, namespace, label_selector, limit,
                           continue_token=None):
@@ -602,7 +728,8 @@ class Cluster:
             (page.get('metadata') or {}).get('continue') or None
 
     def patch_secret(self, namespace, name, ops):
-        return self._run().api.patch(resources.SECRET, namespace, name, ops)
+        return self._live('patch', resources.SECRET, namespace, name, ops)
 
-    def delete_secret(self, namespace, name):
-        return self._run().api.delete(resources.SECRET, namespace, name)
+    def delete_secret(self, namespace, name, preconditions=None):
+        return self._live('delete', resources.SECRET, namespace, name,
+                          preconditions=preconditions)

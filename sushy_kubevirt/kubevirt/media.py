@@ -43,6 +43,11 @@ ANNOTATION_INSERTED = 'sushy-kubevirt.io/vmedia-inserted'
 #: DataVolume annotation: the InsertMedia ``UserName`` (shown as
 #: ``UserName``; the password stays in the Secret).
 ANNOTATION_USERNAME = 'sushy-kubevirt.io/vmedia-username'
+#: VM annotation: the uid of the tray DataVolume being deleted as an
+#: orphan. Set (guarded) before the delete, it fences an InsertMedia
+#: about to attach that DataVolume: its guarded patch sees it and stops.
+#: It stays (a deleted uid fences nothing else) until the next attach.
+ANNOTATION_COLLECTING = 'sushy-kubevirt.io/vmedia-collecting'
 #: Longest name produced here: a DNS-1123 label, so the DataVolume's PVC
 #: and importer pod names and labels derived from it stay valid.
 MAX_NAME = 63
@@ -218,6 +223,62 @@ def is_tray(dv, vm, device):
     return (found.get(LABEL_MANAGED_BY) == MANAGED_BY
             and found.get(LABEL_DEVICE) == device.lower()
             and found.get(LABEL_VM) == label_value(vm['metadata']['name']))
+
+
+def uid(obj):
+    return fields.get(obj, 'metadata', 'uid')
+
+
+def owner(dv):
+    """``(name, uid)`` of the VirtualMachine owning ``dv``, or None."""
+    for ref in fields.get(dv, 'metadata', 'ownerReferences', default=[]):
+        if ref.get('kind') == 'VirtualMachine':
+            return ref.get('name'), ref.get('uid')
+    return None
+
+
+def uses(vm, dv_name):
+    """True when a volume or DataVolume template of ``vm`` names it."""
+    return dv_name in ({fields.get(v, 'dataVolume', 'name')
+                        for v in fields.volumes(vm)}
+                       | {fields.get(t, 'metadata', 'name')
+                          for t in fields.get(vm, 'spec',
+                                              'dataVolumeTemplates',
+                                              default=[])})
+
+
+def orphan(dv, vm):
+    """True when ``dv`` is a tray of ``vm`` that ``vm`` does not use.
+
+    Made here for one of its devices (labels, owner uid), not being
+    deleted, not ``Inserted: false`` (that tray is detached on purpose)
+    and named by none of the VM's volumes: an InsertMedia that created
+    it and failed before (or while) attaching it.
+    """
+    labels = fields.get(dv, 'metadata', 'labels', default={})
+    device = labels.get(LABEL_DEVICE)
+    return (device is not None and is_tray(dv, vm, device)
+            and owner(dv) == (vm['metadata']['name'], uid(vm))
+            and not fields.get(dv, 'metadata', 'deletionTimestamp')
+            and fields.annotation(dv, ANNOTATION_INSERTED) != 'false'
+            and not uses(vm, dv['metadata']['name']))
+
+
+def collecting(vm):
+    """The uid of the tray DataVolume being deleted as an orphan, or None."""
+    return fields.annotation(vm, ANNOTATION_COLLECTING)
+
+
+def collect_ops(vm, dv_uid):
+    """Ops fencing ``vm``: DataVolume ``dv_uid`` is being deleted."""
+    if collecting(vm) == dv_uid:
+        return []
+    return fields.annotation_ops(vm, ANNOTATION_COLLECTING, dv_uid)
+
+
+def release_ops(vm):
+    """Ops removing a fence left by a past deletion ([] when none)."""
+    return fields.remove_annotation_ops(vm, ANNOTATION_COLLECTING)
 
 
 def source_url(dv):

@@ -69,6 +69,7 @@ def test_backends_simulator_with_faults(tmp_path):
     rbac = faults['rbac']
     assert set(rbac['revoked_cached']['GET System']['statuses']) == {'200'}
     status, _, message, _ = rbac['single_after_window']['Reset On']
-    assert status == 500 and 'lacks the RBAC permission' in message
+    # Every permission revoked: the write is a 503 (namespace forbidden).
+    assert status == 503 and 'lacks the RBAC permission' in message
     assert rbac['reset_works_s'] is not None
     assert rbac['synced_s'] is not None

@@ -15,7 +15,9 @@
 An unreachable, throttling or unavailable API server answers 503; a
 refused request answers 500 naming the missing RBAC permission; a
 namespace the cache cannot read (revoked, missing) answers 503 with the
-reason instead of a frozen or empty 200. No body names the API server's
+reason instead of a frozen or empty 200, and so does a write to a
+namespace made forbidden; the Systems collection lists the other
+namespaces and names the one left out. No body names the API server's
 address.
 """
 
@@ -101,6 +103,30 @@ def ready(server):
                         timeout=10).status_code == 200
 
 
+def forbid(sim, namespace, undo=False):
+    """Forbid (or allow again) every request in ``namespace``.
+
+    Through the simulator's control API, over HTTP.
+    """
+    answer = requests.post(
+        '%s/namespaces/%s/%s' % (sim.start_control(), namespace,
+                                 'allow' if undo else 'forbid'),
+        headers={'Authorization': 'Bearer %s' % sim.token}, timeout=10)
+    assert answer.status_code == 200, answer.text
+
+
+def members(server):
+    """The Systems collection: ``(status, body)``."""
+    answer = requests.get(server.url + '/redfish/v1/Systems', timeout=10)
+    return answer.status_code, answer.json()
+
+
+def metrics(server):
+    answer = requests.get(server.url + '/metrics', timeout=10)
+    assert answer.status_code == 200, answer.text
+    return answer.text
+
+
 def test_an_unreachable_api_server_before_sync_answers_503(sim, server):
     # First in this module: no request has started the watch cache yet.
     back = sim.restart_api(down_seconds=3)
@@ -170,13 +196,81 @@ def test_a_namespace_revoked_at_runtime_answers_503(sim, server):
         'virtualmachines.kubevirt.io in namespace ns-001') or \
         'permission to watch virtualmachines' in message(response)
     unavailable(sim, response)
-    collection = requests.get(server.url + '/redfish/v1/Systems',
-                              timeout=10)
-    unavailable(sim, collection)
     assert requests.get(other, timeout=10).status_code == 200
     sim.authz.clear()
-    harness.wait_until(lambda: ready(server), what='served again')
-    assert requests.get(url, timeout=10).status_code == 200
+    harness.wait_until(lambda: answered(url, 200), what='served again')
+
+
+WRITES = {
+    'patch': lambda url: requests.patch(url, json={'Boot': {
+        'BootSourceOverrideTarget': 'Pxe',
+        'BootSourceOverrideEnabled': 'Continuous'}}, timeout=30),
+    'reset': lambda url: reset(url, 'On'),
+}
+
+
+@pytest.mark.parametrize('write', sorted(WRITES))
+def test_a_write_to_a_namespace_made_forbidden_answers_503(sim, server,
+                                                           write):
+    """The cache still serves the VM; its write is refused (403)."""
+    url = system(sim, server, 'vm-00003', 'ns-001')
+    harness.wait_until(lambda: answered(url, 200), what='served')
+    forbid(sim, 'ns-001')
+    try:
+        response = WRITES[write](url)
+        unavailable(sim, response)
+        assert message(response).startswith(
+            "The systems in namespace ns-001 cannot be read: the "
+            "emulator's Kubernetes service account lacks the RBAC "
+            'permission to '), message(response)
+        assert 'in namespace ns-001' in message(response)
+    finally:
+        forbid(sim, 'ns-001', undo=True)
+    if write == 'reset':
+        assert harness.vm(sim, 'vm-00003', 'ns-001')['spec'][
+            'runStrategy'] == 'Halted'
+    else:
+        assert WRITES[write](url).status_code == 204
+
+
+def test_one_forbidden_namespace_leaves_the_collection_served(sim, server):
+    healthy = sorted(system(sim, server, name, 'ns-000').rpartition('/')[2]
+                     for name in ('vm-00000', 'vm-00002'))
+    url = system(sim, server, 'vm-00001', 'ns-001')
+    harness.wait_until(lambda: answered(url, 200), what='served')
+    forbid(sim, 'ns-001')
+    try:
+        assert sim.restart_api().wait(5)    # watches are authorized at start
+        harness.wait_until(lambda: answered(url, 503), what='503')
+        # Each informer of ns-001 sees the refusal at its own re-watch.
+        status, body = harness.wait_until(lambda: (lambda answer: answer if (
+            answer[0] != 200 or answer[1]['Members@odata.count'] < 4)
+            else None)(members(server)), what='ns-001 left out')
+        assert status == 200, body
+        assert sorted(m['@odata.id'].rpartition('/')[2]
+                      for m in body['Members']) == healthy
+        assert body['Members@odata.count'] == 2
+        info, = body['@Message.ExtendedInfo']
+        assert info['MessageId'] == 'Base.1.16.OperationFailed'
+        assert info['MessageSeverity'] == 'Warning'
+        assert 'The systems in namespace ns-001 are not listed' in \
+            info['Resolution']
+        no_address(sim, requests.get(server.url + '/redfish/v1/Systems',
+                                     timeout=10))
+        text = metrics(server)
+        assert 'sushy_kubevirt_namespace_unreadable{namespace="ns-001",' \
+            'reason="forbidden"} 1' in text, text
+        assert 'sushy_kubevirt_namespace_unreadable{namespace="ns-000",' \
+            'reason=""} 0' in text, text
+    finally:
+        forbid(sim, 'ns-001', undo=True)
+    status, body = harness.wait_until(
+        lambda: (lambda answer: answer if answer[0] == 200 and
+                 answer[1]['Members@odata.count'] == 4 else None)(
+            members(server)), what='every namespace listed again')
+    assert '@Message.ExtendedInfo' not in body
+    harness.wait_until(lambda: 'namespace="ns-001",reason=""} 0' in
+                       metrics(server), what='ns-001 readable in /metrics')
 
 
 def test_a_missing_namespace_under_gunicorn_answers_503_and_logs(
@@ -189,10 +283,21 @@ def test_a_missing_namespace_under_gunicorn_answers_503_and_logs(
     process = harness.emulator_process('gunicorn', config, tmp_path)
     process.start()
     try:
-        response = harness.wait_until(lambda: answered(
-            process.url + '/redfish/v1/Systems', 503), what='503')[0]
-        unavailable(sim, response)
-        assert message(response) == (
+        # The collection lists ns-000 and names the missing namespace.
+        response = harness.wait_until(lambda: (lambda r: r if r and (
+            '@Message.ExtendedInfo' in r[0].json()) else None)(answered(
+                process.url + '/redfish/v1/Systems', 200)),
+            what='the missing namespace named')[0]
+        assert response.json()['Members@odata.count'] == 2
+        assert response.json()['@Message.ExtendedInfo'][0][
+            'Resolution'].startswith(
+                'The systems in namespace nope are not listed: the '
+                'namespace does not exist '
+                '(SUSHY_EMULATOR_KUBEVIRT_NAMESPACES)')
+        alias = requests.get(process.url + '/redfish/v1/Systems/nope.vm-1',
+                             timeout=10)
+        unavailable(sim, alias)
+        assert message(alias) == (
             'The systems in namespace nope cannot be read: the namespace '
             'does not exist (SUSHY_EMULATOR_KUBEVIRT_NAMESPACES)')
         harness.wait_until(lambda: 'Namespace nope does not exist' in

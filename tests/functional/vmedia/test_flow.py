@@ -13,6 +13,7 @@
 """Virtual media over real HTTP: Ironic's flow, failures, bad input."""
 
 import collections
+import functools
 import json
 
 import pytest
@@ -325,3 +326,39 @@ def test_http_boot_uri_patch_inserts_media(machine, images):
     assert machine.media()['Image'] == image
     assert media.attached_datavolume(machine.vm(), 'Cd') == machine.dv_name
     assert boot.boot_device(machine.vm()) == boot.CD
+
+
+PATCH_BODIES = [
+    ('string', '"On"', 'MalformedJSON'),
+    ('number', '7', 'MalformedJSON'),
+    ('list', '[]', 'MalformedJSON'),
+    ('null', 'null', 'MalformedJSON'),
+    ('empty', '{}', 'PropertyMissing'),
+    ('read-only property', '{"Image": "http://127.0.0.1/x.iso"}',
+     'PropertyUnknown'),
+    ('not a boolean', '{"VerifyCertificate": "yes"}',
+     'PropertyValueTypeError'),
+]
+
+
+@pytest.mark.parametrize('case, data, message_id', PATCH_BODIES,
+                         ids=[c[0] for c in PATCH_BODIES])
+def test_patch_body_is_checked(machine, sim, case, data, message_id):
+    """A VirtualMedia PATCH that is not ``{"VerifyCertificate": bool}``."""
+    spec = machine.spec()
+    sim.request_log.clear()
+    answer = requests.patch(machine.url(machine.cd), data=data, headers={
+        'Content-Type': 'application/json'}, timeout=30)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()['error']['@Message.ExtendedInfo'][0][
+        'MessageId'] == 'Base.1.16.' + message_id, answer.text
+    assert not conftest.writes(sim) and machine.spec() == spec
+
+
+def test_patch_verify_certificate(machine):
+    patch = functools.partial(requests.patch, machine.url(machine.cd),
+                              timeout=30)
+    assert patch(json={'VerifyCertificate': True}).status_code == 204
+    answer = patch(json={'VerifyCertificate': False})
+    assert answer.status_code == 400, answer.text
+    assert 'CDI always verifies' in answer.json()['error']['message']

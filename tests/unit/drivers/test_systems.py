@@ -42,6 +42,9 @@ class FakeCluster:
     def list_vms(self):
         return list(self.vms.values())
 
+    def list_readable_vms(self):
+        return self.list_vms(), []
+
     def get_vm(self, namespace, name):
         return self.vms.get((namespace, name))
 

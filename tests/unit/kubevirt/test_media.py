@@ -331,3 +331,40 @@ class TestPowerOnBlocker:
         vm = attached(make_vm())
         retry, _ = media.power_on_blocker(vm, None, 'Cd')
         assert retry
+
+
+def test_an_unused_tray_is_an_orphan():
+    vm = make_vm()
+    dv = make_dv(vm)
+    assert media.orphan(dv, vm)
+    assert not media.orphan(dv, attached(vm))
+
+
+@pytest.mark.parametrize('change', [
+    'inserted false', 'deleting', 'other owner uid', 'no label',
+    'other vm'])
+def test_what_is_not_an_orphan(change):
+    vm = make_vm()
+    dv = make_dv(vm)
+    meta = dv['metadata']
+    if change == 'inserted false':
+        meta['annotations'][media.ANNOTATION_INSERTED] = 'false'
+    elif change == 'deleting':
+        meta['deletionTimestamp'] = '2024-01-01T00:00:00Z'
+    elif change == 'other owner uid':
+        meta['ownerReferences'][0]['uid'] = 'u-2'
+    elif change == 'no label':
+        del meta['labels'][media.LABEL_MANAGED_BY]
+    else:
+        vm = make_vm('node-1')
+    assert not media.orphan(dv, vm)
+
+
+def test_the_fence_is_set_once_and_lifted_by_an_attach():
+    vm = make_vm()
+    fenced = jsonpatch.apply(vm, media.collect_ops(vm, 'dv-uid'))
+    assert media.collecting(fenced) == 'dv-uid'
+    assert media.collect_ops(fenced, 'dv-uid') == []
+    assert media.collecting(jsonpatch.apply(
+        fenced, media.release_ops(fenced))) is None
+    assert media.release_ops(vm) == []
