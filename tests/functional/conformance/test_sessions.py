@@ -73,21 +73,10 @@ def gunicorn(sim, auth_file, tmp_path_factory):
         'gunicorn', _config(sim, tmp, auth_file), tmp)
     process.start()
     try:
-        harness.wait_until(lambda: _alive(process), harness.READY_TIMEOUT,
-                           0.2, 'gunicorn ready')
+        process.wait_ready(path='/redfish/v1/')
         yield process
     finally:
         process.stop()
-
-
-def _alive(process):
-    if process.proc.poll() is not None:
-        raise AssertionError(process.log())
-    try:
-        return requests.get(process.url + '/redfish/v1/',
-                            timeout=5).status_code == 200
-    except requests.RequestException:
-        return False
 
 
 @pytest.fixture(scope='module')

@@ -137,13 +137,14 @@ class Process:
         with open(self.log_path, errors='replace') as log:
             return log.read()
 
-    def wait_ready(self, timeout=READY_TIMEOUT):
+    def wait_ready(self, timeout=READY_TIMEOUT, path='/redfish/v1/Systems'):
+        """Wait until ``path`` answers 200 (the root, with auth on)."""
         def ready():
             if self.proc.poll() is not None:
                 raise AssertionError('emulator exited with %s:\n%s'
                                      % (self.proc.returncode, self.log()))
             try:
-                return requests.get(self.url + '/redfish/v1/Systems',
+                return requests.get(self.url + path,
                                     timeout=5).status_code == 200
             except requests.RequestException:
                 return False

@@ -74,21 +74,10 @@ def _replica(sim, tmp_path, auth_file, **extra):
     process = harness.emulator_process('sushy-kubevirt-emulator', config,
                                        tmp_path).start()
     try:
-        harness.wait_until(lambda: _up(process), harness.READY_TIMEOUT, 0.2,
-                           'replica ready')
+        process.wait_ready(path='/redfish/v1/')
         yield process.url
     finally:
         process.stop()
-
-
-def _up(process):
-    if process.proc.poll() is not None:
-        raise AssertionError(process.log())
-    try:
-        return requests.get(process.url + '/redfish/v1/',
-                            timeout=5).status_code == 200
-    except requests.RequestException:
-        return False
 
 
 def _basic(user, password):

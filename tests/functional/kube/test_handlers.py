@@ -43,14 +43,23 @@ def test_handler_added_after_sync_gets_existing_vmis_first(sim, cluster):
                for kind, name, _ in events[2:])
 
 
-def test_handler_added_before_start_gets_the_first_list_once(
-        sim, cluster_factory):
-    warm = cluster_factory(sim)
-    start(warm, 'vm-00003')
+def _fresh_cluster_with_handler(sim, cluster_factory, running):
+    """A Cluster, not started, whose VMI handler records ``events``.
+
+    Another Cluster first starts VM ``running``.
+    """
+    start(cluster_factory(sim), running)
     cluster = cluster_factory(sim)
     events = []
     cluster.add_vmi_handler(lambda kind, vmi: events.append(
         (kind, vmi['metadata']['name'])))
+    return cluster, events
+
+
+def test_handler_added_before_start_gets_the_first_list_once(
+        sim, cluster_factory):
+    cluster, events = _fresh_cluster_with_handler(sim, cluster_factory,
+                                                  'vm-00003')
     assert cluster.wait_for_sync(10)
     wait_for(lambda: events)
     # The VMI may still move through its phases: MODIFIED may follow, but
@@ -74,12 +83,8 @@ def test_first_list_reaches_a_handler_while_the_start_is_slow(
     The informers may list and dispatch before the starting thread has
     finished: a loaded machine, here a slow log handler.
     """
-    warm = cluster_factory(sim)
-    start(warm, 'vm-00002')
-    cluster = cluster_factory(sim)
-    events = []
-    cluster.add_vmi_handler(lambda kind, vmi: events.append(
-        (kind, vmi['metadata']['name'])))
+    cluster, events = _fresh_cluster_with_handler(sim, cluster_factory,
+                                                  'vm-00002')
     slow = _SlowStart()
     logger = logging.getLogger('sushy_kubevirt.kube.cluster')
     logger.addHandler(slow)
