@@ -223,16 +223,19 @@ def check_secure_boot_patch(app, identity):
     if flask.request.method != 'PATCH' or \
             systems_driver(app, 'get_boot_source_override_enabled') is None:
         return
-    body = json_body()
-    _unknown(body, ('SecureBootEnable',))
-    if 'SecureBootEnable' not in body:
+    _one_boolean(json_body(), 'SecureBootEnable')
+
+
+def _one_boolean(body, name):
+    """400 unless ``body`` is exactly ``{name: true|false}``."""
+    _unknown(body, (name,))
+    if name not in body:
+        raise messages.RedfishError('PropertyMissing', name,
+                                    properties=['/' + name])
+    if not isinstance(body[name], bool):
         raise messages.RedfishError(
-            'PropertyMissing', 'SecureBootEnable',
-            properties=['/SecureBootEnable'])
-    if not isinstance(body['SecureBootEnable'], bool):
-        raise messages.RedfishError(
-            'PropertyValueTypeError', json.dumps(body['SecureBootEnable']),
-            'SecureBootEnable', properties=['/SecureBootEnable'])
+            'PropertyValueTypeError', json.dumps(body[name]), name,
+            properties=['/' + name])
 
 
 def _rewrite_json(response, edit):
@@ -352,16 +355,7 @@ def check_vmedia_patch(app, identity, device):
     """
     if not app.config.get(VMEDIA_KEY):
         return
-    body = json_body()
-    _unknown(body, ('VerifyCertificate',))
-    if 'VerifyCertificate' not in body:
-        raise messages.RedfishError(
-            'PropertyMissing', 'VerifyCertificate',
-            properties=['/VerifyCertificate'])
-    if not isinstance(body['VerifyCertificate'], bool):
-        raise messages.RedfishError(
-            'PropertyValueTypeError', json.dumps(body['VerifyCertificate']),
-            'VerifyCertificate', properties=['/VerifyCertificate'])
+    _one_boolean(json_body(), 'VerifyCertificate')
 
 
 def virtual_media_body(app, response):
