@@ -75,7 +75,13 @@ def test_vmi_waits_for_its_datavolumes(simulator, custom):
         vm)
     vmtools.action(custom, 'wait', 'start')
     vmtools.wait_printable(simulator, custom, 'wait', 'DataVolumeError')
-    vmi = vmtools.get(custom, 'wait', vmtools.VMIS)
+
+    def waiting():
+        # The VMI's own status is written apart from the VM's.
+        vmi = vmtools.get(custom, 'wait', vmtools.VMIS) or {}
+        return [c for c in vmi.get('status', {}).get('conditions', [])
+                if c['type'] == 'DataVolumesReady'] and vmi
+    vmi = simulator.wait_for(waiting, timeout=10)
     assert vmi['status']['phase'] == 'Pending'
     ready = next(c for c in vmi['status']['conditions']
                  if c['type'] == 'DataVolumesReady')
