@@ -22,6 +22,7 @@ from kubernetes import config as kube_config
 import pytest
 import requests
 import sushy
+from tests import backend
 from tests.functional.emulator import harness
 
 
@@ -162,8 +163,10 @@ def _strict(text):
 
 
 def _kube(sim, tmp_path):
+    """An administrator's client (it deletes a VM)."""
     return kube_config.new_client_from_config(
-        config_file=sim.write_kubeconfig(str(tmp_path / 'kubeconfig')))
+        config_file=backend.write_admin_kubeconfig(
+            sim, str(tmp_path / 'kubeconfig')))
 
 
 def _bios_secret(api_client, name):
