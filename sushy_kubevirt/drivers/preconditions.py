@@ -26,6 +26,10 @@ the VM applies to that VM's resourceVersion or not at all:
   consumed ETag in annotation :data:`CLAIM_ANNOTATION`.
 
 Either way a conflict is a 412 PreconditionFailed and nothing changed.
+A request that reads the VM live before its first write (a reset plan
+confirmed against the API server) calls :func:`verify` on what it read:
+an If-Match that another write has consumed is a 412 there, before any
+refusal that the newer state would give (a 409 for a reset in progress).
 Of two requests holding one ETag exactly one gets past its first write;
 the later writes of that request are guarded patches as usual. Every
 Redfish write changes the VM, so the VM's version is the one that makes
@@ -69,6 +73,22 @@ def failed(etag):
         'PreconditionFailed', code=412, detail='If-Match %s no longer names '
         'the current ETag of this System (another write came first); '
         'nothing was changed' % etag)
+
+
+def verify(vm):
+    """412 now when ``vm`` (read live) is not the held VM's version.
+
+    The held If-Match is kept for the request's first write.
+
+    :raises messages.RedfishError: 412 when the held VM changed.
+    """
+    if not flask.has_request_context():
+        return
+    held = getattr(flask.g, _KEY, None)
+    if held is not None and held.key == identity.key(vm) and \
+            fields.get(held.vm, 'metadata', 'resourceVersion') != \
+            fields.get(vm, 'metadata', 'resourceVersion'):
+        raise failed(held.etag)
 
 
 def patch(cluster, namespace, name, build_ops, retries=8):

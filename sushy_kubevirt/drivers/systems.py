@@ -340,7 +340,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         that this process's watch has not delivered yet is so never
         missed. A refusal for a transition in progress is confirmed the
         same way, VMI included (2 GETs): a lagging cache may still be
-        replaying a transition that is over.
+        replaying a transition that is over. A held If-Match is checked
+        against the live VM first (:func:`.preconditions.verify`): a
+        request whose ETag another reset consumed gets 412, not the 409
+        the other reset's transition would give.
         """
         try:
             calls = power.reset_plan(state, vm, self._vmi(vm))
@@ -350,6 +353,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             return vm, calls
         namespace, name = identity.key(vm)
         live = self.cluster.get_vm_live(namespace, name)
+        preconditions.verify(live)
         if calls is not None and \
                 _resource_version(live) == _resource_version(vm):
             return live, calls

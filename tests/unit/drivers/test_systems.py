@@ -177,6 +177,49 @@ def test_start_conflict_is_retryable_409(app):
     assert exc.value.message_id == 'ActionParameterValueConflict'
 
 
+class LaggingCluster(FakeCluster):
+    """A cache one write behind: the live VM moved on to version 2."""
+
+    def __init__(self, vm, live_vm, live_vmi):
+        super().__init__(vm)
+        self.live = live_vm, live_vmi
+
+    def get_vm_live(self, namespace, name):
+        return self.live[0]
+
+    def get_vmi_live(self, namespace, name):
+        return self.live[1]
+
+
+def _stopping():
+    """Version 2 of node-0: Halted with its VMI still there (PoweringOff)."""
+    live = _vm('node-0')
+    live['metadata']['resourceVersion'] = '2'
+    vmi = {'metadata': {'name': 'node-0', 'namespace': 'default',
+                        'uid': 'u'}, 'status': {'phase': 'Running'}}
+    return live, vmi
+
+
+@pytest.mark.parametrize('held, status, message_id', [
+    (False, 409, 'ActionParameterValueConflict'),
+    (True, 412, 'PreconditionFailed'),
+])
+def test_reset_with_a_consumed_etag_is_412_before_409(app, held, status,
+                                                      message_id):
+    """Another worker's write moved the VM on: its If-Match fails first."""
+    vm = _vm('node-0')
+    cluster = LaggingCluster(vm, *_stopping())
+    driver = _driver(cluster)
+    uuid = identity.firmware_uuid(vm)
+    with app.test_request_context(), \
+            pytest.raises(error.FishyError) as exc:
+        if held:
+            assert driver.hold_etag(uuid, lambda etag: True) is None
+        driver.set_power_state(uuid, 'On')
+    assert (exc.value.code, exc.value.message_id) == (status, message_id)
+    assert cluster.calls == []
+
+
 def test_boot_device_errors_change_nothing(app):
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
