@@ -256,8 +256,8 @@ class Cluster:
         """
         result = []
         for scope in self._scopes:
-            refused = any(cache.refusal() is not None
-                          for (_, ns), cache in running.informers.items()
+            refused = any(reader.refusal() is not None
+                          for (_, ns), reader in running.listers.items()
                           if ns == scope)
             reason = 'forbidden' if refused else \
                 'missing' if scope in running.missing else ''

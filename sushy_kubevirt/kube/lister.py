@@ -21,6 +21,10 @@ after it synced, every read raises
 :class:`~sushy_kubevirt.kube.apierrors.Unreadable` naming the missing
 permission, with no API call: neither a frozen cache nor an empty answer
 is served. A warning is logged once per refusal, and the recovery once.
+A live read the server refuses before the informer synced counts as a
+refusal too (:meth:`Lister.refusal`) until a live read succeeds or the
+informer syncs, so that ``/metrics`` names the namespace the Systems
+collection leaves out while the informer still waits to re-watch.
 """
 
 import logging
@@ -43,6 +47,15 @@ class Lister:
         self.label_selector = label_selector
         self._plural = informer.resource.plural
         self._reported = False
+        #: The 403 of the last live read, while the informer has not synced.
+        self._live_refusal = None
+
+    def refusal(self):
+        """The server's 403 that makes this lister unreadable, or None."""
+        refused = self.informer.refusal()
+        if refused is None and not self.informer.has_synced():
+            refused = self._live_refusal
+        return refused
 
     def _check(self):
         """Raise :class:`~apierrors.Unreadable` while the server refuses."""
@@ -83,12 +96,14 @@ class Lister:
                 # A GET would ignore the selector: list by name instead.
                 found = self._live_list(namespace, 'metadata.name=' + name)
                 return found[0] if found else None
-            return self.informer.transform(
+            found = self.informer.transform(
                 self.api.get(self.informer.resource, namespace, name))
         except apierrors.NotFound:
-            return None
+            found = None
         except apierrors.Forbidden as exc:
-            raise self._unreadable(exc) from exc
+            raise self._refused(exc) from exc
+        self._live_refusal = None
+        return found
 
     def list(self):
         """Every object."""
@@ -106,9 +121,15 @@ class Lister:
 
     def _live_list_allowed(self):
         try:
-            return self._live_list(self.informer.namespace)
+            found = self._live_list(self.informer.namespace)
         except apierrors.Forbidden as exc:
-            raise self._unreadable(exc) from exc
+            raise self._refused(exc) from exc
+        self._live_refusal = None
+        return found
+
+    def _refused(self, exc):
+        self._live_refusal = exc
+        return self._unreadable(exc)
 
     def _live_list(self, namespace, field_selector=None):
         page = self.api.list(self.informer.resource, namespace,

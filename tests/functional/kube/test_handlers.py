@@ -20,6 +20,12 @@ from tests.functional.kube.conftest import wait_for
 
 
 def start(cluster, *names):
+    """Start VMs ``names`` and wait until ``cluster``'s cache has the VMIs.
+
+    The cluster syncs first: before that ``get_vmi`` reads live, and can
+    see a VMI that the informer's first list came too early for.
+    """
+    assert cluster.wait_for_sync(10)
     for name in names:
         cluster.vm_subresource('default', name, 'start')
     wait_for(lambda: all(cluster.get_vmi('default', n) for n in names))
