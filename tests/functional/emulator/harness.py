@@ -98,16 +98,20 @@ def wait_caught_up(sim, url, name, namespace='default', timeout=20.0):
     trail a Redfish answer (a VM's status after a start) land at once in
     the simulator but after a watch delivery on a real server.
     """
-    dv_rt = sim.store.resource('cdi.kubevirt.io', 'datavolumes')
-
     def current():
-        machine = vm(sim, name, namespace)
-        dvs = [sim.store.try_get(dv_rt, namespace, v['dataVolume']['name'])
-               for v in fields.volumes(machine) if 'dataVolume' in v]
-        want = versions.etag(machine, vmi(sim, name, namespace),
-                             [dv for dv in dvs if dv])
-        return requests.get(url, timeout=10).headers.get('ETag') == want
+        return requests.get(url, timeout=10).headers.get('ETag') == \
+            etag(sim, name, namespace)
     wait_until(current, timeout, 0.05, '%s cached as it is' % name)
+
+
+def etag(sim, name, namespace='default'):
+    """The ETag of the System of VM ``name`` as the cluster has it now."""
+    dv_rt = sim.store.resource('cdi.kubevirt.io', 'datavolumes')
+    machine = vm(sim, name, namespace)
+    dvs = [sim.store.try_get(dv_rt, namespace, v['dataVolume']['name'])
+           for v in fields.volumes(machine) if 'dataVolume' in v]
+    return versions.etag(machine, vmi(sim, name, namespace),
+                         [dv for dv in dvs if dv])
 
 
 def api_calls(sim, **filters):
