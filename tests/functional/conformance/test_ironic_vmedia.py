@@ -58,10 +58,17 @@ def sim():
 
 
 class Recorder:
-    """Redfish requests sushy sends and API calls, per named step."""
+    """Redfish requests sushy sends and API calls, per named step.
+
+    A step's API calls are those logged since the previous step ended: a
+    background write (the one-time boot's restore) answered between two
+    steps counts in the next one, not in neither.
+    """
 
     def __init__(self, sim, ironic):
         self.sim = sim
+        sim.request_log.clear()
+        self._seen = 0
         self.sent = []
         self.steps = collections.OrderedDict()
         connector = ironic._conn
@@ -73,12 +80,13 @@ class Recorder:
         connector._op = op
 
     def __call__(self, name, action):
-        self.sim.request_log.clear()
         self.sent.clear()
         result = action()
         redfish = collections.Counter(method for method, _p, _d in self.sent)
+        logged = conftest.api_calls(self.sim)
         calls = ['%s %s' % (e['method'], e['resource'])
-                 for e in conftest.api_calls(self.sim)]
+                 for e in logged[self._seen:]]
+        self._seen = len(logged)
         self.steps[name] = (dict(redfish), collections.Counter(calls))
         return result
 

@@ -104,6 +104,8 @@ def test_unsynced_reads_respect_the_label_selector(sim, cluster_factory,
 
 
 def test_add_update_delete_propagate(sim, cluster, custom_api):
+    # Synced first: before that get_vm reads live, a copy of the cached VM.
+    assert cluster.wait_for_sync(10)
     custom_api.create_namespaced_custom_object(
         GROUP, VERSION, 'default', 'virtualmachines',
         objects.make_vm('new-vm', cores=1))

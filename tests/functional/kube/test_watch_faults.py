@@ -136,7 +136,13 @@ def test_forbidden_namespace_leaves_others_serving(sim_factory,
         wait_for(lambda: any('ns-001' in r.getMessage() and 'forbidden'
                              in r.getMessage().lower()
                              for r in caplog.records))
-    assert cluster.get_vm('ns-000', 'vm-00000') is not None
+
+    def cached():
+        # Served by ns-000's synced informer, not live.
+        reads = cluster.accounting.cache_reads('get', 'virtualmachines')
+        return cluster.get_vm('ns-000', 'vm-00000') is not None and \
+            cluster.accounting.cache_reads('get', 'virtualmachines') > reads
+    wait_for(cached)
     sim.request_log.clear()
     for _ in range(5):
         assert cluster.get_vm('ns-000', 'vm-00002') is not None
