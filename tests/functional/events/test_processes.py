@@ -28,20 +28,26 @@ _CORES = itertools.count(100)
 RENEW = conftest.EVENTS['SUSHY_EMULATOR_KUBEVIRT_EVENTS_RENEW_PERIOD']
 
 
-def _all_candidates(urls, count, attempts=200):
+def _all_candidates(urls, count, timeout=60.0):
     """Request until ``count`` processes have joined the election.
 
     A gunicorn worker joins at its first request; which worker accepts a
-    connection is up to the kernel, so ask (bounded) until both did.
+    connection is up to the kernel, and on a loaded machine one worker can
+    serve hundreds of requests while the other still boots, so ask until
+    both did, for at most ``timeout`` seconds.
     """
     seen = {}
-    for _ in range(attempts):
+
+    def joined():
         for url in urls:
             seen.update(conftest.candidates(url))
-        if len(seen) >= count:
-            return seen
-    raise AssertionError('only %d of %d processes joined: %s'
-                         % (len(seen), count, seen))
+        return len(seen) >= count
+    try:
+        harness.wait_until(joined, timeout, 0.02, 'processes joined')
+    except AssertionError:
+        raise AssertionError('only %d of %d processes joined: %s'
+                             % (len(seen), count, seen)) from None
+    return seen
 
 
 def _no_duplicates(receiver):
