@@ -95,9 +95,10 @@ class Lister:
             if self.label_selector:
                 # A GET would ignore the selector: list by name instead.
                 found = self._live_list(namespace, 'metadata.name=' + name)
-                return found[0] if found else None
-            found = self.informer.transform(
-                self.api.get(self.informer.resource, namespace, name))
+                found = found[0] if found else None
+            else:
+                found = self.informer.transform(
+                    self.api.get(self.informer.resource, namespace, name))
         except apierrors.NotFound:
             found = None
         except apierrors.Forbidden as exc:

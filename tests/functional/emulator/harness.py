@@ -90,7 +90,7 @@ def vmi(sim, name, namespace='default'):
 
 
 def wait_caught_up(sim, url, name, namespace='default', timeout=20.0):
-    """Wait until the System at ``url`` is the cluster's VM ``name`` now.
+    """The GET of the System at ``url`` once it is the cluster's VM now.
 
     That is, the emulator renders it from the current VM, VMI and
     DataVolumes. Its ETag is the digest of exactly those versions: a
@@ -99,9 +99,10 @@ def wait_caught_up(sim, url, name, namespace='default', timeout=20.0):
     the simulator but after a watch delivery on a real server.
     """
     def current():
-        return requests.get(url, timeout=10).headers.get('ETag') == \
-            etag(sim, name, namespace)
-    wait_until(current, timeout, 0.05, '%s cached as it is' % name)
+        response = requests.get(url, timeout=10)
+        return response if response.headers.get('ETag') == \
+            etag(sim, name, namespace) else None
+    return wait_until(current, timeout, 0.05, '%s cached as it is' % name)
 
 
 def etag(sim, name, namespace='default'):
