@@ -25,13 +25,16 @@ def run(scheduler, calls):
 
 
 def test_calls_run_in_due_order():
-    sched = clock.Scheduler(clock.Clock(time_scale=1000)).start()
+    # Scheduled before the thread starts: 2 simulated seconds are 2 ms,
+    # which a loaded machine can spend between two call_later calls.
+    sched = clock.Scheduler(clock.Clock(time_scale=1000))
     calls = []
+    sched.call_later(2.0, lambda: calls.append('late'))
+    sched.call_later(0.0, lambda: calls.append('now'))
+    done = threading.Event()
+    sched.call_later(3.0, done.set)
+    sched.start()
     try:
-        sched.call_later(2.0, lambda: calls.append('late'))
-        sched.call_later(0.0, lambda: calls.append('now'))
-        done = threading.Event()
-        sched.call_later(3.0, done.set)
         assert done.wait(5)
     finally:
         sched.stop()
