@@ -45,7 +45,9 @@ def test_on_then_force_off(sim, redfish, machine):
     assert harness.vmi(sim, machine.name)['status']['phase'] == 'Running'
     system.reset_system(sushy.RESET_FORCE_OFF)
     _wait_state(system, OFF)
-    assert harness.vmi(sim, machine.name) is None
+    # Off once the VMI has stopped; virt-controller then deletes it.
+    harness.wait_until(lambda: harness.vmi(sim, machine.name) is None, 20,
+                       what='the stopped VMI deleted')
 
 
 def _calls(sim):

@@ -176,12 +176,14 @@ def test_replicas_agree(sim, images, replicas):
         'boot device Cd on the other replica')
 
     assert other.eject().status_code == 204
+    # The eject's VM patch and DataVolume deletion reach the first
+    # replica on two watches, in either order: await both.
     harness.wait_until(
         lambda: (one.media()['Image'], one.media()['Inserted']) == (
-            '', False), 10, 0.02, 'empty on the first replica')
+            '', False) and requests.get(one.url(one.path), timeout=30)
+        .json()['Boot']['BootSourceOverrideTarget'] == 'Hdd', 10, 0.02,
+        'empty, booting Hdd, on the first replica')
     assert one.dv() is None
-    assert requests.get(one.url(one.path), timeout=30).json()['Boot'][
-        'BootSourceOverrideTarget'] == 'Hdd'
 
 
 def test_lagging_replica_refuses_power_on(sim, images, replicas, config,
