@@ -44,7 +44,7 @@ def test_api_calls_per_operation(sim, emulator, redfish, machine, capsys):
                 system.refresh()
                 return system.power_state == state and (
                     not once_restored or system.boot.enabled
-                    == sushy.BOOT_SOURCE_ENABLED_DISABLED)
+                    != sushy.BOOT_SOURCE_ENABLED_ONCE)
             harness.wait_until(reached, 20, what=state)
         return act
 
