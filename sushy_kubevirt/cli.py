@@ -26,7 +26,8 @@ import tempfile
 
 from sushy_tools.emulator import main
 
-from sushy_kubevirt.drivers import systems
+from sushy_kubevirt import config
+from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt import plugin
 from sushy_kubevirt import simulator
 
@@ -84,8 +85,8 @@ def _simulate(app, vms, workdir):
     sim = simulator.Simulator(vms=vms, stage_delays=DEMO_STAGES).start()
     kubeconfig = sim.write_kubeconfig(os.path.join(workdir, 'kubeconfig'))
     overrides = {
-        plugin.SYSTEMS_KEY: 'kubevirt',
-        plugin.VMEDIA_KEY: 'kubevirt',
+        config.SYSTEMS_DRIVER_KEY: 'kubevirt',
+        config.VMEDIA_DRIVER_KEY: 'kubevirt',
         'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG': kubeconfig,
     }
     configure, run = app.configure, app.run
@@ -113,6 +114,7 @@ def _terminate(signum, frame):
 
 def run(argv=None):
     """Run sushy-emulator with the plugin (and maybe a simulator)."""
+    plugin.install()   # done by the import; named here for the reader
     argv = sys.argv[1:] if argv is None else argv
     args, rest = _parse(argv)
     sys.argv = [sys.argv[0]] + rest
@@ -126,7 +128,7 @@ def run(argv=None):
         try:
             return main.main()
         finally:
-            systems.stop_clusters()
+            clusters.stop()
             sim.stop()
 
 

@@ -32,6 +32,9 @@ import typing
 PREFIX = 'SUSHY_EMULATOR_KUBEVIRT_'
 VMEDIA_PREFIX = PREFIX + 'VMEDIA_'
 EVENTS_PREFIX = PREFIX + 'EVENTS_'
+#: sushy-tools' keys naming the drivers (entry points) to load.
+SYSTEMS_DRIVER_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
+VMEDIA_DRIVER_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
 
 LOG = logging.getLogger(__name__)
 #: Unknown keys already warned about (each is logged once per process).
@@ -141,7 +144,7 @@ def _key(name, prefix=PREFIX):
 
 
 #: Keys read beside :func:`load`: the sessions' and authentication's
-#: (``redfish.sessions``).
+#: (``accounts.sessionstore``, ``accounts.lockout``, ``accounts.throttle``).
 SESSION_TIMEOUT_KEY = _key('session_timeout')
 SESSION_NAMESPACE_KEY = _key('session_namespace')
 SESSION_LIMIT_KEY = _key('session_limit')

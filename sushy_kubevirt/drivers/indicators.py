@@ -28,8 +28,8 @@ import flask
 from sushy_tools.emulator.resources import base
 from sushy_tools import error
 
-from sushy_kubevirt.drivers import errormap
 from sushy_kubevirt.drivers import preconditions
+from sushy_kubevirt import errormap
 from sushy_kubevirt.kubevirt import identity as identity_mod
 from sushy_kubevirt.kubevirt import indicator
 

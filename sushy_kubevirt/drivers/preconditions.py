@@ -46,10 +46,14 @@ from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.kubevirt import versions
 from sushy_kubevirt import messages
 
 CLAIM_ANNOTATION = 'sushy-kubevirt.io/if-match'
 _KEY = 'sushy_kubevirt_precondition'
+#: Guarded patch attempts: every round of a write race lets one writer
+#: through, so this many concurrent writers on one VM all succeed.
+PATCH_ATTEMPTS = 10
 
 Held = collections.namedtuple('Held', ['key', 'vm', 'etag'])
 
@@ -127,3 +131,17 @@ def claim(cluster, namespace, name, change=True):
                               base=held.vm)
     except apierrors.Conflict:
         raise failed(held.etag) from None
+
+
+def live_etag(cluster, vm):
+    """(live VM, its ETag) from live reads (2 GETs + 1 per volume)."""
+    namespace, name = identity.key(vm)
+    vm = cluster.get_vm_live(namespace, name)
+    vmi = cluster.get_vmi_live(namespace, name)
+    dvs = []
+    if cluster.datavolumes:
+        for volume in fields.volumes(vm):
+            if 'dataVolume' in volume:
+                dvs.append(cluster.get_datavolume_live(
+                    namespace, fields.get(volume, 'dataVolume', 'name')))
+    return vm, versions.etag(vm, vmi, [dv for dv in dvs if dv])

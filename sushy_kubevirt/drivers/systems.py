@@ -20,26 +20,23 @@ subresource. Reads cost no API call once the watch cache has synced.
 """
 
 import functools
-import logging
-import threading
 
 import flask
 from sushy_tools.emulator.resources.systems import base
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import sessionstore
 from sushy_kubevirt import config
-from sushy_kubevirt.drivers import afterboot
 from sushy_kubevirt.drivers import biossecrets
-from sushy_kubevirt.drivers import errormap
-from sushy_kubevirt.drivers import events
+from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
-from sushy_kubevirt.drivers import orphans
 from sushy_kubevirt.drivers import preconditions
+from sushy_kubevirt.drivers import resets
+from sushy_kubevirt.drivers import snapshot
 from sushy_kubevirt.drivers import vmedia
-from sushy_kubevirt.kube import apierrors
-from sushy_kubevirt.kube import cluster
-from sushy_kubevirt.kube import guarded
+from sushy_kubevirt import errormap
+from sushy_kubevirt.events import service
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import disks
@@ -49,91 +46,13 @@ from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import inventory
 from sushy_kubevirt.kubevirt import power
-from sushy_kubevirt.kubevirt import refusals
 from sushy_kubevirt.kubevirt import versions
 from sushy_kubevirt import messages
-from sushy_kubevirt.redfish import sessions
-from sushy_kubevirt import routes
 
-LOG = logging.getLogger(__name__)
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
 #: ``flask.g`` key: the namespaces the Systems collection left out.
 _UNLISTED = 'sushy_kubevirt_unlisted'
-#: Guarded patch attempts: every round of a write race lets one writer
-#: through, so this many concurrent writers on one VM all succeed.
-PATCH_ATTEMPTS = 10
 DISABLED = 'Disabled'
-_SNAPSHOT = 'sushy_kubevirt_snapshot'
-
-_clusters = {}
-_clusters_lock = threading.Lock()
-
-
-def shared_cluster(settings, datavolumes, logger):
-    """The process-wide Cluster for these settings (made on first use).
-
-    One Cluster per process: when the settings changed (the emulator
-    loaded another config), the Cluster built for the old ones is stopped
-    (its threads and connections end) and a new one serves the new
-    namespaces.
-    """
-    key = (settings, datavolumes)
-    with _clusters_lock:
-        stale = [_clusters.pop(k) for k in list(_clusters) if k != key]
-        if key not in _clusters:
-            made = cluster.Cluster(settings, datavolumes=datavolumes,
-                                   indexers=lookup.INDEXERS)
-            for handler in afterboot.handlers(made, logger):
-                made.add_vmi_handler(handler)
-            collector = datavolumes and orphans.factory(
-                made, settings.vmedia.orphan_grace, logger)
-            if collector:
-                made.add_companion(collector)
-            _clusters[key] = made
-        current = _clusters[key]
-    for old in stale:
-        logger.info('KubeVirt settings changed: stopping the watch cache '
-                    'of namespaces %s', ', '.join(
-                        old.settings.namespaces or ('(all)',)))
-        old.stop()
-    return current
-
-
-def _snapshot():
-    """The current GET request's memo of VM and VMI reads, else None.
-
-    sushy-tools calls about 16 driver methods to render one System; each
-    reads the same VM and VMI. A GET changes nothing, so it reads each
-    once: one coherent state per response, and on the pre-sync live path
-    one API call per object instead of one per method. Requests that
-    write read afresh every time.
-    """
-    if flask.has_request_context() and flask.request.method == 'GET':
-        return flask.g.setdefault(_SNAPSHOT, {})
-    return None
-
-
-def _memoized(key, read):
-    memo = _snapshot()
-    if memo is None:
-        return read()
-    if key not in memo:
-        memo[key] = read()
-    return memo[key]
-
-
-def stop_clusters():
-    """Stop every Cluster of this process (threads and connections)."""
-    events.stop_services()
-    with _clusters_lock:
-        clusters = list(_clusters.values())
-        _clusters.clear()
-    for each in clusters:
-        each.stop()
-
-
-def _resource_version(obj):
-    return fields.get(obj, 'metadata', 'resourceVersion')
 
 
 class KubeVirtDriver(base.AbstractSystemsDriver):
@@ -147,7 +66,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """
         super().initialize(config_, logger)
         cls._settings = config.load(config_)
-        cls._session_settings = sessions.settings(
+        cls._session_settings = sessionstore.settings(
             config_, cls._settings.namespaces)
         return cls
 
@@ -164,12 +83,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def cluster(self):
         """The process-wide Cluster; nothing connects before first use."""
         if self._cluster is None:
-            self._cluster = shared_cluster(
+            self._cluster = clusters.shared(
                 self._settings, self._kubevirt_vmedia(), self._logger)
         return self._cluster
 
     def _kubevirt_vmedia(self):
-        return self._config.get(routes.VMEDIA_KEY) == 'kubevirt'
+        return self._config.get(config.VMEDIA_DRIVER_KEY) == 'kubevirt'
 
     @property
     def _ids(self):
@@ -191,8 +110,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         :raises sushy_tools.error.NotFound: no such served VM.
         """
         namespace, name = self._locate(ident)
-        vm = _memoized(('vm', namespace, name),
-                       lambda: self.cluster.get_vm(namespace, name))
+        vm = snapshot.memoized(('vm', namespace, name),
+                               lambda: self.cluster.get_vm(namespace, name))
         if vm is None:
             raise error.NotFound('System %s not found' % ident)
         return vm
@@ -201,14 +120,15 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     def _vmi(self, vm):
         key = identity.key(vm)
-        return _memoized(('vmi',) + key, lambda: self.cluster.get_vmi(*key))
+        return snapshot.memoized(('vmi',) + key,
+                                 lambda: self.cluster.get_vmi(*key))
 
     def _patch(self, ident, build_ops):
         namespace, name = self._locate(ident)
         preconditions.patch(self.cluster, namespace, name, build_ops,
-                            retries=PATCH_ATTEMPTS)
+                            retries=preconditions.PATCH_ATTEMPTS)
 
-    # extensions used by sushy_kubevirt.plugin / routes
+    # extensions used by sushy_kubevirt.plugin and sushy_kubevirt.redfish
 
     def check(self):
         """Check the cluster and namespaces can be read (start-up).
@@ -222,23 +142,23 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                 config.EVENTS_PREFIX + 'NAMESPACE')
 
     def sessions(self):
-        """The Redfish session store (Secrets, :mod:`.redfish.sessions`)."""
+        """The session store (Secrets, :mod:`.accounts.sessionstore`)."""
         if self._sessions is None:
-            self._sessions = sessions.Store(self.cluster,
-                                            self._session_settings)
+            self._sessions = sessionstore.Store(self.cluster,
+                                                self._session_settings)
         return self._sessions
 
     def metrics_text(self):
         """Prometheus text: cache reads and API calls by verb/resource."""
         text = self.cluster.accounting.render()
-        service = self.event_service()
-        return text + service.metrics_text() if service else text
+        events = self.event_service()
+        return text + events.metrics_text() if events else text
 
     def event_service(self):
         """This process's EventService (started), or None when disabled."""
         if not self._settings.events.namespace:
             return None
-        return events.shared(self.cluster, self._settings)
+        return service.shared(self.cluster, self._settings)
 
     def indicators_driver(self, fallback):
         """IndicatorLEDs kept on the VMs (``Application.indicators``).
@@ -291,86 +211,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def set_power_state(self, identity_, state):
-        vm = self._vm(identity_)
-        namespace, name = identity.key(vm)
-        vm, calls = self._reset_plan(state, vm)
-        vmedia.check_power_on(self.cluster, vm, calls)
-        if any(power.starts(call) for call in calls) and bios.pending(
-                vm, self._vmi(vm)):
-            # Pending BIOS settings apply at this boot (1 PATCH).
-            preconditions.patch(self.cluster, namespace, name,
-                                bios.boot_ops, retries=PATCH_ATTEMPTS)
-        # A subresource call takes no precondition: an If-Match is
-        # consumed on the VM first (no API call without one).
-        preconditions.claim(self.cluster, namespace, name,
-                            change=bool(calls))
-        for call in calls:
-            try:
-                self._perform(namespace, name, call)
-            except apierrors.Conflict as exc:
-                raise errormap.busy('Cannot %s now: %s' % (state, exc),
-                                    value=state)
-        if any(call.target == 'vm' and call.action != power.RUN_STRATEGY
-               for call in calls):
-            # virt-api answers a start, stop or restart with an empty 202
-            # after writing the VM (its run strategy, or a state change
-            # request): 1 GET gives this process's next read that VM, so
-            # the client reads its own reset (PoweringOff after a
-            # GracefulShutdown) even before the watch delivers it. The
-            # reset is done: a failed read only leaves that to the watch.
-            try:
-                self.cluster.get_vm_live(namespace, name)
-            except apierrors.ApiError as exc:
-                LOG.debug('VM %s/%s not read after %s: %s', namespace, name,
-                          state, exc)
-
-    def _reset_plan(self, state, vm):
-        """``(vm, calls)`` for reset ``state``, confirmed live if need be.
-
-        A plan from the cache that KubeVirt validates itself (a reboot, a
-        stop that replaces pending requests) is sent as is. The plans
-        :func:`~sushy_kubevirt.kubevirt.power.needs_live_check` names (a
-        no-op, a start, a stop of an Always/Once VM) are confirmed against
-        the API server: the VM is read live (1 GET); when its
-        resourceVersion is the cached one the plan stands, else it is made
-        again from the live VM and VMI (1 more GET). The returned VM is
-        then the live one, which
-        :func:`~sushy_kubevirt.drivers.vmedia.check_power_on` needs.
-        Another worker's or replica's start, stop, restart or InsertMedia
-        that this process's watch has not delivered yet is so never
-        missed. A refusal for a transition in progress is confirmed the
-        same way, VMI included (2 GETs): a lagging cache may still be
-        replaying a transition that is over. A held If-Match is checked
-        against the live VM first (:func:`.preconditions.verify`): a
-        request whose ETag another reset consumed gets 412, not the 409
-        the other reset's transition would give.
-        """
-        try:
-            calls = power.reset_plan(state, vm, self._vmi(vm))
-        except refusals.TransitionInProgress:
-            calls = None
-        if calls is not None and not power.needs_live_check(calls, vm):
-            return vm, calls
-        namespace, name = identity.key(vm)
-        live = self.cluster.get_vm_live(namespace, name)
-        preconditions.verify(live)
-        if calls is not None and \
-                _resource_version(live) == _resource_version(vm):
-            return live, calls
-        vmi = self.cluster.get_vmi_live(namespace, name)
-        return live, power.reset_plan(state, live, vmi)
-
-    def _perform(self, namespace, name, call):
-        if call.action == power.RUN_STRATEGY:
-            guarded.guarded_patch(
-                self.cluster, namespace, name,
-                lambda vm: power.strategy_ops(vm, call.body))
-        elif call.target == 'vm':
-            self.cluster.vm_subresource(namespace, name, call.action,
-                                        call.body)
-        else:
-            self.cluster.vmi_subresource(namespace, name, call.action,
-                                         call.body)
+        resets.reset(self.cluster, state, self._vm(identity_), self._vmi)
 
     # virtual media (sushy_kubevirt.drivers.vmedia does the work)
 
@@ -407,7 +248,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """Set the boot target, once or persistently.
 
         ``enabled`` is the PATCH's ``BootSourceOverrideEnabled`` (the
-        stock route does not pass it; :func:`sushy_kubevirt.routes.
+        stock route does not pass it; :func:`sushy_kubevirt.redfish.systems.
         patch_system` does). Once: one-time boot. Continuous:
         persistent (clears a pending Once). Disabled: cancels a pending
         Once; the target must then be the current one. Not given: a
@@ -558,7 +399,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         namespace = identity.key(vm)[0]
         names = [fields.get(v, 'dataVolume', 'name')
                  for v in fields.volumes(vm) if 'dataVolume' in v]
-        found = (_memoized(('dv', namespace, name), functools.partial(
+        found = (snapshot.memoized(('dv', namespace, name), functools.partial(
             self.cluster.get_datavolume, namespace, name)) for name in names)
         return [dv for dv in found if dv is not None]
 
@@ -596,21 +437,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         current = versions.etag(vm, self._vmi(vm),
                                 self._datavolumes(vm) or ())
         if not matches(current):
-            vm, current = self._live_etag(vm)
+            vm, current = preconditions.live_etag(self.cluster, vm)
         if not matches(current):
             return current
         preconditions.hold(vm, current)
         return None
-
-    def _live_etag(self, vm):
-        """(live VM, its ETag) from live reads (2 GETs + 1 per volume)."""
-        namespace, name = identity.key(vm)
-        vm = self.cluster.get_vm_live(namespace, name)
-        vmi = self.cluster.get_vmi_live(namespace, name)
-        dvs = []
-        if self.cluster.datavolumes:
-            for volume in fields.volumes(vm):
-                if 'dataVolume' in volume:
-                    dvs.append(self.cluster.get_datavolume_live(
-                        namespace, fields.get(volume, 'dataVolume', 'name')))
-        return vm, versions.etag(vm, vmi, [dv for dv in dvs if dv])

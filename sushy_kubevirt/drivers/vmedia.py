@@ -19,7 +19,7 @@ its DataVolume (see :mod:`sushy_kubevirt.kubevirt.media`), read from the
 systems driver's watch cache, so every worker and a restarted emulator
 agree. The policy (parameters, reuse, Status) is
 :mod:`sushy_kubevirt.kubevirt.tray`; the image check's I/O is
-:mod:`sushy_kubevirt.drivers.imagecheck`.
+:mod:`sushy_kubevirt.imagecheck`.
 
 InsertMedia checks everything before it writes: the action parameters
 and the ``Image`` URL (400 with a Base registry MessageId), then the host
@@ -33,7 +33,7 @@ DataVolume, and attaches the CD-ROM in one guarded JSON patch.
 while the attached image is importing is answered 409
 ``ActionParameterValueConflict`` (Ironic retries it); a failed import
 answers 409 without that marker and never starts the VM
-(:func:`check_power_on`).
+(:func:`sushy_kubevirt.drivers.resets.check_power_on`).
 """
 
 import concurrent.futures
@@ -45,21 +45,18 @@ from sushy_tools.emulator.resources import vmedia
 from sushy_tools import error
 
 from sushy_kubevirt import config
-from sushy_kubevirt.drivers import errormap
-from sushy_kubevirt.drivers import imagecheck
 from sushy_kubevirt.drivers import preconditions
+from sushy_kubevirt import errormap
+from sushy_kubevirt import imagecheck
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import media
-from sushy_kubevirt.kubevirt import power
 from sushy_kubevirt.kubevirt import tray
 from sushy_kubevirt import messages
 
-CD = 'Cd'
-DEVICES = {CD: {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}
 #: sushy-tools' endpoints of the two actions.
 ENDPOINTS = {tray.INSERT: 'VirtualMedia.virtual_media_insert',
              tray.EJECT: 'VirtualMedia.virtual_media_eject'}
@@ -75,11 +72,11 @@ def refused(exc):
 
 
 def _device(device):
-    if device not in DEVICES:
+    if device not in tray.DEVICES:
         raise error.NotFound(
             'No such virtual media device %s; this system has: %s'
-            % (device, ', '.join(DEVICES)))
-    return DEVICES[device]
+            % (device, ', '.join(tray.DEVICES)))
+    return tray.DEVICES[device]
 
 
 def find_vm(systems, ident):
@@ -100,38 +97,6 @@ def _tray_datavolume(cluster, vm, device):
     name = (media.attached_datavolume(vm, device)
             or media.datavolume_name(vm, device))
     return cluster.get_datavolume(namespace, name)
-
-
-def check_power_on(cluster, vm, calls):
-    """Refuse ``calls`` that would boot ``vm`` with an unusable image.
-
-    Only calls that create a VMI from the template (start, restart, the
-    runStrategy Once patch) are checked, and ``vm`` must be as the API
-    server has it now (the systems driver reads it live before a start):
-    a cached VM may not show another worker's InsertMedia yet. The
-    attached DataVolume is read live too (1 GET per tray). While the
-    image imports the answer is a 409 carrying
-    ``ActionParameterValueConflict``, which Ironic retries for a
-    power-on (``[redfish] power_on_conflict_retry_attempts``); a failed
-    import is a 409 without it: the VM is never started from an empty or
-    broken tray.
-    """
-    if not any(power.starts(call) for call in calls):
-        return
-    namespace = vm['metadata']['namespace']
-    for device in DEVICES:
-        name = media.attached_datavolume(vm, device)
-        if name is None:
-            continue
-        dv = cluster.get_datavolume_live(namespace, name)
-        blocker = media.power_on_blocker(vm, dv, device)
-        if blocker is None:
-            continue
-        retryable, message = blocker
-        message = 'Cannot power on yet: %s' % message
-        if retryable:
-            raise errormap.busy(message + '; retry later')
-        raise error.Conflict(message)
 
 
 def set_boot_image(systems, ident, device, boot_image=None,
@@ -184,15 +149,6 @@ def _ignore_missing(call, *args):
         pass
 
 
-def api_host(settings):
-    """The Kubernetes API server URL of ``settings`` (no connection)."""
-    api_client = client.make_api_client(settings)
-    try:
-        return api_client.configuration.host
-    finally:
-        api_client.close()
-
-
 class KubeVirtVmediaDriver(vmedia.BaseDriver):
     """Virtual media backed by CDI DataVolumes; device ``Cd`` only.
 
@@ -205,7 +161,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         # per-process state file, and all state here lives in Kubernetes.
         base.DriverBase.__init__(self, config_, logger)
         self._systems = systems
-        self._device_types = DEVICES
+        self._device_types = tray.DEVICES
         self.settings = config.load(config_).vmedia
         self._policy = None
         #: Image checks; bounded, each ends by its own deadline.
@@ -241,7 +197,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
 
     @errormap.translate
     def get_device_status(self, identity_, device):
-        """Properties added to the VirtualMedia resource (routes hook)."""
+        """Properties added to VirtualMedia (:mod:`.redfish.virtualmedia`)."""
         return tray.device_status(*self._tray(identity_, device))
 
     def update_device_info(self, identity_, device, verify=False):
@@ -272,7 +228,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             self._policy = imageurl.Policy(
                 allowed=s.allowed_hosts, denied=s.denied_hosts,
                 endpoints=imagecheck.endpoints(
-                    api_host(self._cluster.settings), s.url_timeout))
+                    client.api_host(self._cluster.settings), s.url_timeout))
         return self._policy
 
     def _image_size(self, request):

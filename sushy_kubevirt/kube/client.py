@@ -72,3 +72,12 @@ def make_api_client(settings, watches=0, workers=DEFAULT_WORKERS):
     cfg.retries = urllib3.Retry(3, respect_retry_after_header=False)
     cfg.connection_pool_maxsize = watches + workers
     return k8s_client.ApiClient(cfg)
+
+
+def api_host(settings):
+    """The Kubernetes API server URL of ``settings`` (no connection)."""
+    api_client = make_api_client(settings)
+    try:
+        return api_client.configuration.host
+    finally:
+        api_client.close()

@@ -433,32 +433,3 @@ def media_state(vm, dv):
         write_protected=True,
         progress=fields.get(dv, 'status', 'progress'),
         error=import_error(dv))
-
-
-def power_on_blocker(vm, dv, device):
-    """Why ``vm`` must not start now because of its tray, or None.
-
-    Returns ``(retryable, message)``: retryable while the attached image is
-    still importing (or its DataVolume is being replaced), not retryable
-    when the import failed - a failed import never starts the VM.
-    """
-    wanted = attached_datavolume(vm, device)
-    if wanted is None:
-        return None
-    if not dv or fields.get(dv, 'metadata', 'name') != wanted:
-        return (True, 'the virtual media DataVolume %s is being replaced'
-                % wanted)
-    phase = fields.get(dv, 'status', 'phase')
-    if phase == SUCCEEDED:
-        return None
-    if phase == FAILED:
-        return (False, 'the virtual media import of %s failed: %s; eject '
-                'it or insert the media again' % (source_url(dv),
-                                                  import_error(dv)))
-    progress = fields.get(dv, 'status', 'progress') or 'N/A'
-    failing = import_error(dv)
-    return (True, 'the virtual media import of %s is in progress '
-            '(phase %s, %s%s)' % (source_url(dv), phase or 'Pending',
-                                  progress,
-                                  '; last error: %s' % failing
-                                  if failing else ''))

@@ -27,6 +27,9 @@ from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import refusals
 
+CD = 'Cd'
+#: The devices offered, with their Redfish Name and MediaTypes.
+DEVICES = {CD: {'Name': 'Virtual CD', 'MediaTypes': ['CD', 'DVD']}}
 INSERT = 'VirtualMedia.InsertMedia'
 EJECT = 'VirtualMedia.EjectMedia'
 #: InsertMedia parameters understood (DMTF VirtualMedia.InsertMedia).
@@ -221,3 +224,32 @@ def device_status(dv, state):
                 'ImportPhase': phase,
                 'ImportProgress': state.progress if state.image else None,
                 'ImportError': state.error}}}
+
+
+def power_on_blocker(vm, dv, device):
+    """Why ``vm`` must not start now because of its tray, or None.
+
+    Returns ``(retryable, message)``: retryable while the attached image is
+    still importing (or its DataVolume is being replaced), not retryable
+    when the import failed - a failed import never starts the VM.
+    """
+    wanted = media.attached_datavolume(vm, device)
+    if wanted is None:
+        return None
+    if not dv or fields.get(dv, 'metadata', 'name') != wanted:
+        return (True, 'the virtual media DataVolume %s is being replaced'
+                % wanted)
+    phase = fields.get(dv, 'status', 'phase')
+    if phase == media.SUCCEEDED:
+        return None
+    if phase == media.FAILED:
+        return (False, 'the virtual media import of %s failed: %s; eject '
+                'it or insert the media again' % (media.source_url(dv),
+                                                  media.import_error(dv)))
+    progress = fields.get(dv, 'status', 'progress') or 'N/A'
+    failing = media.import_error(dv)
+    return (True, 'the virtual media import of %s is in progress '
+            '(phase %s, %s%s)' % (media.source_url(dv), phase or 'Pending',
+                                  progress,
+                                  '; last error: %s' % failing
+                                  if failing else ''))

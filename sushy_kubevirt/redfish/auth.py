@@ -20,8 +20,9 @@ its place; per request it does what the current config asks:
 * no auth file: everything passes, as in sushy-tools;
 * a driver without sessions: sushy-tools' own middleware, unchanged;
 * the kubevirt driver: an ``X-Auth-Token`` of a live session
-  (:mod:`.sessions`) or valid HTTP Basic credentials. The service root,
-  ``$metadata``, ``odata``, a GET of the SessionService and the login
+  (:mod:`sushy_kubevirt.accounts.sessionstore`) or valid HTTP Basic
+  credentials. The service root, ``$metadata``, ``odata``, a GET of the
+  SessionService and the login
   (``POST .../Sessions``, which checks the body's credentials itself)
   need none, as DSP0266 allows.
 
@@ -33,9 +34,10 @@ does not tell which user names exist. Neither passwords nor tokens are
 logged.
 
 A client whose authentications keep failing gets a 429 with
-``Retry-After`` before any check (:mod:`.throttle`, per process); a
-user of the auth file locked out (:mod:`.lockout`, shared through
-Kubernetes) gets the same 401 as for a wrong password. bcrypt reads at
+``Retry-After`` before any check (:mod:`sushy_kubevirt.accounts.throttle`,
+per process); a user of the auth file locked out
+(:mod:`sushy_kubevirt.accounts.lockout`, shared through Kubernetes) gets
+the same 401 as for a wrong password. bcrypt reads at
 most 72 bytes of a password: a longer one is refused (after a check of
 the same cost), never truncated.
 """
@@ -50,9 +52,9 @@ import bcrypt
 from sushy_tools.emulator import main
 from werkzeug import wrappers
 
+from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
-from sushy_kubevirt.redfish import throttle
 
 LOG = logging.getLogger(__name__)
 AUTH_FILE = 'SUSHY_EMULATOR_AUTH_FILE'
@@ -109,7 +111,7 @@ def verify(auth_file, user, password, lockout=None):
     """True when ``user``/``password`` (str, bytes) match the file.
 
     Exactly one bcrypt check whatever the outcome. With a ``lockout``
-    (:class:`~sushy_kubevirt.redfish.lockout.Lockout`), the attempt of a
+    (:class:`~sushy_kubevirt.accounts.lockout.Lockout`), the attempt of a
     user of the file is counted and a locked one refused.
     """
     known = users(auth_file)
@@ -163,7 +165,7 @@ class Middleware(main.RedfishAuthMiddleware):
     :param app: the Flask application (its config is read per request).
     :param wrapped: the WSGI callable to pass authenticated requests to.
     :param store: ``store()`` returns the kubevirt driver's session
-        :class:`~sushy_kubevirt.redfish.sessions.Store`, else None.
+        :class:`~sushy_kubevirt.accounts.sessionstore.Store`, else None.
     """
 
     def __init__(self, app, wrapped, store):  # noqa: the parent's is unfit

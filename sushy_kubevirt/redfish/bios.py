@@ -22,15 +22,14 @@ next boot. The registry is published through sushy-tools' own
 ``/redfish/v1/Registries`` entry, whose content is replaced.
 """
 
-import json
-
 import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
-from sushy_kubevirt.kubevirt import bios as model
+from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt import messages
-from sushy_kubevirt import routes
+from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import privileges
 
 _METHOD = 'get_bios_settings'
 APPLY_TIMES = ('OnReset',)
@@ -45,13 +44,13 @@ def _path(identity, sub=''):
     return '/redfish/v1/Systems/%s/Bios%s' % (identity, sub)
 
 
-def bios(identity, attributes):
+def resource(identity, attributes):
     return {
         '@odata.type': '#Bios.v1_1_0.Bios',
         '@odata.id': _path(identity),
         'Id': 'Bios',
         'Name': 'BIOS Configuration Current Settings',
-        'AttributeRegistry': model.REGISTRY_ID,
+        'AttributeRegistry': bios.REGISTRY_ID,
         'Attributes': attributes,
         '@Redfish.Settings': {
             '@odata.type': '#Settings.v1_3_5.Settings',
@@ -69,7 +68,7 @@ def settings(identity, attributes):
         '@odata.id': _path(identity, '/Settings'),
         'Id': 'Settings',
         'Name': 'BIOS Configuration Pending Settings',
-        'AttributeRegistry': model.REGISTRY_ID,
+        'AttributeRegistry': bios.REGISTRY_ID,
         'Attributes': attributes,
     }
 
@@ -117,7 +116,7 @@ def _entry(attr):
                      ScalarIncrement=1)
     if attr.type in ('String', 'Password'):
         entry.update(MinLength=0,
-                     MaxLength=attr.max_length or model.MAX_LENGTH)
+                     MaxLength=attr.max_length or bios.MAX_LENGTH)
     return entry
 
 
@@ -125,14 +124,14 @@ def registry():
     return {
         '@odata.type': '#AttributeRegistry.v1_3_0.AttributeRegistry',
         '@odata.id': REGISTRY_URI,
-        'Id': model.REGISTRY_ID,
+        'Id': bios.REGISTRY_ID,
         'Name': 'KubeVirt BIOS Attribute Registry',
         'Description': 'The BIOS attributes of the KubeVirt systems',
         'Language': 'en',
         'OwningEntity': 'sushy-kubevirt',
-        'RegistryVersion': model.REGISTRY_VERSION,
+        'RegistryVersion': bios.REGISTRY_VERSION,
         'RegistryEntries': {'Attributes': [
-            _entry(attr) for attr in model.REGISTRY]},
+            _entry(attr) for attr in bios.REGISTRY]},
     }
 
 
@@ -140,7 +139,7 @@ def _refusal(exc):
     """A model refusal as a RedfishError naming the property."""
     prop = 'Attributes' if exc.name == 'Attributes' else (
         'Attributes/' + exc.name)
-    if isinstance(exc, model.Unknown):
+    if isinstance(exc, bios.Unknown):
         args = (prop,)
     elif exc.message_id == 'PropertyNotWritable':
         args = (prop,)
@@ -176,8 +175,8 @@ def check_patch(body):
         raise messages.RedfishError(
             'PropertyMissing', 'Attributes', properties=['/Attributes'])
     try:
-        model.check(attributes)
-    except (model.Unknown, model.Refused) as exc:
+        bios.check(attributes)
+    except (bios.Unknown, bios.Refused) as exc:
         raise _refusal(exc)
     return attributes
 
@@ -186,7 +185,7 @@ def check_patch(body):
 
 def _systems(identity):
     app = flask.current_app
-    systems = routes.systems_driver(app, _METHOD)
+    systems = base.systems_driver(app, _METHOD)
     if systems is None:
         raise error.NotFound()
     if app.feature_set != 'full':
@@ -196,37 +195,32 @@ def _systems(identity):
     return systems
 
 
-def _json(body):
-    return flask.Response(json.dumps(body), status=200,
-                          content_type='application/json')
-
-
-@routes.blueprint.route('/redfish/v1/Systems/<identity>/Bios')
+@base.route('/redfish/v1/Systems/<identity>/Bios', GET=privileges.LOGIN)
 def bios_resource(identity):
     systems = _systems(identity)
-    return _json(bios(identity, systems.get_bios(identity)))
+    return base.json_response(resource(identity, systems.get_bios(identity)))
 
 
-@routes.blueprint.route('/redfish/v1/Systems/<identity>/Bios/Settings',
-                        methods=['GET', 'PATCH'])
+@base.route('/redfish/v1/Systems/<identity>/Bios/Settings',
+            **privileges.COMPONENT)
 def bios_settings(identity):
     systems = _systems(identity)
     if flask.request.method == 'GET':
-        return _json(settings(identity, systems.get_bios_settings(identity)))
+        return base.json_response(
+            settings(identity, systems.get_bios_settings(identity)))
     systems.uuid(identity)
-    attributes = check_patch(routes.json_body())
+    attributes = check_patch(base.json_body())
     systems.set_bios(identity, attributes)
     return flask.Response(status=204)
 
 
-@routes.blueprint.route(
-    '/redfish/v1/Systems/<identity>/Bios/Actions/Bios.ResetBios',
-    methods=['POST'])
+@base.route('/redfish/v1/Systems/<identity>/Bios/Actions/Bios.ResetBios',
+            **privileges.COMPONENT_ACTION)
 def bios_reset(identity):
     systems = _systems(identity)
     systems.uuid(identity)
     if flask.request.get_data():
-        body = routes.json_body()
+        body = base.json_body()
         if body:
             name = sorted(body)[0]
             raise messages.RedfishError(
@@ -240,7 +234,7 @@ def bios_reset(identity):
 
 def redirect(app, identity):
     """A 308 from sushy-tools' ``/BIOS`` URIs to the schema's ``/Bios``."""
-    if routes.systems_driver(app, _METHOD) is None:
+    if base.systems_driver(app, _METHOD) is None:
         return None
     path = flask.request.path
     marker = '/redfish/v1/Systems/%s/BIOS' % identity
@@ -251,12 +245,12 @@ def redirect(app, identity):
 
 
 def serve_registry_file(app):
-    if routes.systems_driver(app, _METHOD) is None:
+    if base.systems_driver(app, _METHOD) is None:
         return None
-    return _json(registry_file())
+    return base.json_response(registry_file())
 
 
 def serve_registry(app):
-    if routes.systems_driver(app, _METHOD) is None:
+    if base.systems_driver(app, _METHOD) is None:
         return None
-    return _json(registry())
+    return base.json_response(registry())

@@ -23,8 +23,10 @@ one overtook answers 412 too.
 """
 
 import flask
+from sushy_tools import error
 
 from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import base
 
 SYSTEMS = '/redfish/v1/Systems/'
 WRITES = ('PATCH', 'POST', 'PUT', 'DELETE')
@@ -67,3 +69,31 @@ def tag(response, current):
             request.if_none_match.star_tag:
         response.status_code = 304
         response.set_data(b'')
+
+
+def check(app, **view_args):
+    """A ``before`` handler: If-Match on a write under a System."""
+    ident = identity()
+    if ident is None or not conditional():
+        return None
+    systems = base.systems_driver(app, 'hold_etag')
+    if systems is not None:
+        current = systems.hold_etag(ident, matches)
+        if current is not None:
+            raise failed(current)
+    return None
+
+
+def after(app, response):
+    """An ``after`` handler: the ETag of a 200 GET under a System."""
+    ident = identity()
+    if ident is None or response.status_code != 200 or \
+            flask.request.method not in ('GET', 'HEAD'):
+        return
+    systems = base.systems_driver(app, 'get_etag')
+    try:
+        current = systems.get_etag(ident) if systems is not None else None
+    except error.FishyError:
+        current = None
+    if current is not None:
+        tag(response, current)

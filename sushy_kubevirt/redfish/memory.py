@@ -19,6 +19,13 @@ limit); it is served as one DRAM module, ``GuestMemory``. A VM with no
 memory size set has an empty collection.
 """
 
+import flask
+from sushy_tools.emulator import api_utils
+from sushy_tools import error
+
+from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import privileges
+
 MEMBER = 'GuestMemory'
 _SYSTEM = '/redfish/v1/Systems/%s'
 
@@ -47,3 +54,28 @@ def resource(identity, mib):
         'CapacityMiB': mib,
         'Status': {'State': 'Enabled', 'Health': 'OK'},
     }
+
+
+def _driver(identity):
+    app = flask.current_app
+    systems = base.systems_driver(app, 'get_memory_mib')
+    if systems is None or app.feature_set != 'full' or \
+            api_utils.instance_denied(identity=identity):
+        raise error.NotFound()
+    return systems
+
+
+@base.route('/redfish/v1/Systems/<identity>/Memory', GET=privileges.LOGIN)
+def memory_collection(identity):
+    """The guest memory as a MemoryCollection."""
+    mib = _driver(identity).get_memory_mib(identity)
+    return flask.jsonify(collection(identity, mib))
+
+
+@base.route('/redfish/v1/Systems/<identity>/Memory/<memory_id>',
+            GET=privileges.LOGIN)
+def memory_resource(identity, memory_id):
+    mib = _driver(identity).get_memory_mib(identity)
+    if memory_id != MEMBER or not mib:
+        raise error.NotFound()
+    return flask.jsonify(resource(identity, mib))

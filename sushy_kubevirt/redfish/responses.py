@@ -32,10 +32,11 @@ from sushy_tools import error
 from werkzeug import exceptions
 
 from sushy_kubevirt import messages
-from sushy_kubevirt.redfish import body as body_mod
+from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import jsonbody
 
 ODATA_VERSION = '4.0'
-_COPYRIGHT_BYTES = body_mod.COPYRIGHT.encode()
+_COPYRIGHT_BYTES = jsonbody.COPYRIGHT.encode()
 #: How much of a plain-text error is kept as the Redfish ``message``.
 _TEXT_LIMIT = 512
 
@@ -50,7 +51,7 @@ def _redfish_error(data):
 
 
 def _as_redfish_error(response):
-    data = body_mod.load(response)
+    data = jsonbody.load(response)
     if _redfish_error(data):
         return
     if isinstance(data, dict) and isinstance(data.get('error'), dict):
@@ -88,5 +89,11 @@ def finish(response):
         _as_redfish_error(response)
     elif response.mimetype == 'application/json' and \
             _COPYRIGHT_BYTES in response.get_data():
-        body_mod.rewrite(response, _unchanged)   # drops the annotation
+        jsonbody.rewrite(response, _unchanged)   # drops the annotation
     return response
+
+
+def after(app, response):
+    """An ``after`` handler: :func:`finish` for plugin drivers."""
+    if base.plugin_driver(app):
+        finish(response)

@@ -18,6 +18,8 @@ UpdateService whose SimpleUpdate cannot work on a KubeVirt VM (it answers
 (``Links.Sessions``, what Redfish clients log in to) and no UpdateService.
 """
 
+from sushy_kubevirt.redfish import base
+
 SESSION_SERVICE = '/redfish/v1/SessionService'
 SESSIONS = SESSION_SERVICE + '/Sessions'
 ACCOUNT_SERVICE = '/redfish/v1/AccountService'
@@ -25,7 +27,7 @@ ACCOUNT_SERVICE = '/redfish/v1/AccountService'
 NOT_OFFERED = ('UpdateService', 'TaskService')
 
 
-def edit(body):
+def _edit(body):
     """Rewrite the stock service root ``body``; always True (changed)."""
     for name in NOT_OFFERED:
         body.pop(name, None)
@@ -34,3 +36,7 @@ def edit(body):
     links = body.setdefault('Links', {})
     links['Sessions'] = {'@odata.id': SESSIONS}
     return True
+
+
+#: The service root of a plugin driver (the module docstring).
+service_root_body = base.editor(_edit)

@@ -23,16 +23,24 @@ serve.
 
 from sushy_tools import error
 
+from sushy_kubevirt.redfish import base
+
 ACTION = '#CertificateService.ReplaceCertificate'
 ACTION_INFO = '@Redfish.ActionInfo'
 
 
 def not_offered(app, **view_args):
-    """A ``before`` handler: the service does not exist here."""
+    """UpdateService and TaskService: 404 for plugin drivers."""
+    if not base.plugin_driver(app):
+        return
     raise error.NotFound('This service is not offered by the kubevirt '
                          'driver')
 
 
-def edit_certificate_service(body):
+def _edit_certificate_service(body):
     action = (body.get('Actions') or {}).get(ACTION) or {}
     return action.pop(ACTION_INFO, None) is not None
+
+
+#: The CertificateService without the ActionInfo it cannot serve.
+certificate_service_body = base.editor(_edit_certificate_service)

@@ -10,381 +10,40 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Redfish sessions kept in Kubernetes: one Secret per session.
+"""The SessionService and its Sessions: log in, list, log out.
 
-Every gunicorn worker and every replica must accept a token as soon as
-the login answered, and refuse it as soon as the logout answered, so the
-session itself is the shared state: ``POST .../Sessions`` creates a
-Secret ``sushy-session-<id>`` (labels :data:`LABEL` and :data:`OWNER`)
-holding the user, the times and the SHA-256 of the token, never the
-token. A request with ``X-Auth-Token`` reads that Secret live (1 API
-GET), so a DELETE is seen by every process at once.
-
-A token is ``<id>.<random>.<tag>``, the tag an HMAC of the rest with a
-key every process shares (the Secret :data:`KEY_NAME`, made by the first
-login): a made-up token is refused with no API call, and the id of a
-session found gone is remembered (:data:`GONE` ids per process), so a
-stale token costs one GET per process, once.
-
-``SessionTimeout`` is an inactivity timeout: a session unused for that
-long is refused and deleted. Its last use is written back (one guarded
-patch) at most once per tenth of the timeout. At most ``limit`` sessions
-exist at once (``SessionLimitExceeded`` past it); a login counts them
-with paged lists that stop at the limit. Secrets with the label that are
-not well-formed sessions are ignored, with a log line.
+The sessions themselves are Secrets (:mod:`sushy_kubevirt.accounts.
+sessionstore`), so every worker and replica sees a login and a logout at
+once. A user sees and deletes only their own sessions: another user's
+is a 404, as one that does not exist.
 """
 
-import base64
-import collections
-import dataclasses
-import hashlib
-import hmac
-import logging
-import re
-import secrets
-import threading
 import time
 
-from sushy_kubevirt import config
-from sushy_kubevirt.kube import apierrors
+import flask
+from sushy_tools import error
+
+from sushy_kubevirt import errormap
 from sushy_kubevirt import messages
-from sushy_kubevirt.redfish import lockout
-from sushy_kubevirt.redfish import throttle
-
-LOG = logging.getLogger(__name__)
-LABEL = 'sushy-kubevirt.io/session'
-#: Label of the owner: the start of the SHA-256 of the user name.
-OWNER = 'sushy-kubevirt.io/session-owner'
-USER = 'sushy-kubevirt.io/user'
-CREATED = 'sushy-kubevirt.io/created'
-USED = 'sushy-kubevirt.io/last-used'
-PREFIX = 'sushy-session-'
-DIGEST = 'token-sha256'
-KEY_NAME = 'sushy-session-key'
-KEY_DATA = 'hmac-key'
-#: Redfish's SessionTimeout range is 30..86400 s; a config may go lower.
-DEFAULT_TIMEOUT = 1800
-DEFAULT_LIMIT = 100
-#: Ids of sessions found gone that a process remembers.
-GONE = 4096
-_PAGE = 100
-_MAX_PAGES = 100
-_MAX_TOKEN = 200
-_MAX_USER = 256
-_MAX_TIME = 2 ** 33   # year 2242: within time.gmtime's range
-_ID = re.compile(r'^[0-9a-f]{16}$')
-_TIME = re.compile(r'^[0-9]{1,11}$')
-_HEX64 = re.compile(r'^[0-9a-f]{64}$')
-
-TIMEOUT_KEY = config.SESSION_TIMEOUT_KEY
-NAMESPACE_KEY = config.SESSION_NAMESPACE_KEY
-LIMIT_KEY = config.SESSION_LIMIT_KEY
-
-Session = collections.namedtuple('Session', 'id user created used')
+from sushy_kubevirt.redfish import auth
+from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import privileges
+from sushy_kubevirt.redfish import root
 
 
-@dataclasses.dataclass(frozen=True)
-class Settings:
-    namespace: str
-    timeout: int = DEFAULT_TIMEOUT
-    limit: int = DEFAULT_LIMIT
-    lockout_policy: lockout.Policy = lockout.Policy()
-    throttle_policy: throttle.Policy = throttle.Policy()
+def session_store(app):
+    """The plugin driver's session store, else None."""
+    systems = base.systems_driver(app, 'sessions')
+    return systems.sessions() if systems is not None else None
 
 
-def _whole(app_config, key, default):
-    value = app_config.get(key, default)
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise config.ConfigError('%s must be a whole number >= 1, not %r'
-                                 % (key, value))
-    return value
-
-
-def settings(app_config, namespaces):
-    """The :class:`Settings` of the sessions from the emulator config.
-
-    The namespace defaults to the first served one (``default`` when all
-    are served).
-
-    :raises sushy_kubevirt.config.ConfigError: naming the key.
-    """
-    timeout = app_config.get(TIMEOUT_KEY, DEFAULT_TIMEOUT)
-    if isinstance(timeout, bool) or not isinstance(timeout, int) or \
-            timeout < 1:
-        raise config.ConfigError('%s must be a whole number of seconds '
-                                 '>= 1, not %r' % (TIMEOUT_KEY, timeout))
-    namespace = app_config.get(NAMESPACE_KEY) or (
-        namespaces[0] if namespaces else 'default')
-    return Settings(namespace, timeout,
-                    _whole(app_config, LIMIT_KEY, DEFAULT_LIMIT),
-                    lockout.policy(app_config), throttle.policy(app_config))
-
-
-def _digest(token):
-    return hashlib.sha256(token.encode('utf-8')).hexdigest()
-
-
-def owner(user):
-    """The :data:`OWNER` label value of ``user``'s sessions."""
-    return hashlib.sha256(user.encode('utf-8', 'surrogatepass')
-                          ).hexdigest()[:40]
-
-
-def _annotation_path(key):
-    return '/metadata/annotations/' + key.replace('~', '~0').replace(
-        '/', '~1')
-
-
-def _time(value):
-    if not isinstance(value, str) or not _TIME.match(value):
-        raise ValueError(('not a time: %r' % (value,))[:60])
-    result = int(value)
-    if result >= _MAX_TIME:
-        raise ValueError('time out of range')
-    return result
-
-
-def _parse(secret):
-    """The Session of a well-formed session Secret. :raises ValueError:"""
-    meta = secret.get('metadata') or {}
-    name = meta.get('name') or ''
-    labels = meta.get('labels') or {}
-    notes = meta.get('annotations') or {}
-    if not name.startswith(PREFIX) or not _ID.match(name[len(PREFIX):]):
-        raise ValueError('not named %s<16 hex digits>' % PREFIX)
-    user = notes.get(USER)
-    if not isinstance(user, str) or not user or len(user) > _MAX_USER:
-        raise ValueError('no valid %s annotation' % USER)
-    if labels.get(LABEL) != 'true' or labels.get(OWNER) != owner(user):
-        raise ValueError('labels do not match the user')
-    digest = (secret.get('data') or {}).get(DIGEST)
-    try:
-        digest = base64.b64decode(digest, validate=True).decode()
-    except (TypeError, ValueError):
-        digest = None
-    if not digest or not _HEX64.match(digest):
-        raise ValueError('no valid %s' % DIGEST)
-    return Session(name[len(PREFIX):], user, _time(notes.get(CREATED)),
-                   _time(notes.get(USED))), digest
-
-
-class Store:
-    """Sessions as Secrets of ``namespace`` in ``cluster``.
-
-    :param policy: :class:`Settings` (namespace, timeout, limit and the
-        authentication policies).
-    """
-
-    def __init__(self, cluster, policy, clock=time.time):
-        self.cluster = cluster
-        self.policy = policy
-        self.namespace = policy.namespace
-        self.timeout = policy.timeout
-        self.lockout = lockout.Lockout(cluster, policy.namespace,
-                                       policy.lockout_policy, clock=clock)
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._key = None
-        self._gone = collections.OrderedDict()
-        self._logged = collections.OrderedDict()
-
-    def _expired(self, session, now):
-        return now - session.used > self.timeout
-
-    # the shared HMAC key
-
-    def _hmac_key(self):
-        if self._key is not None:
-            return self._key
-        for _ in range(3):
-            secret = self.cluster.get_secret(self.namespace, KEY_NAME)
-            if secret is None:
-                try:
-                    secret = self.cluster.create_secret(self.namespace, {
-                        'apiVersion': 'v1', 'kind': 'Secret',
-                        'type': 'Opaque', 'metadata': {'name': KEY_NAME},
-                        'data': {KEY_DATA: base64.b64encode(
-                            secrets.token_bytes(32)).decode()}})
-                except apierrors.Conflict:
-                    continue   # another process made it first: read it
-            try:
-                key = base64.b64decode((secret.get('data') or {})[KEY_DATA])
-            except (KeyError, TypeError, ValueError):
-                key = b''
-            if len(key) < 16:
-                raise apierrors.Invalid('Secret %s/%s holds no session key'
-                                        % (self.namespace, KEY_NAME))
-            self._key = key
-            return key
-        raise apierrors.Conflict('the session key keeps changing')
-
-    def _tag(self, key, body):
-        mac = hmac.new(key, body.encode(), hashlib.sha256).digest()[:18]
-        return base64.urlsafe_b64encode(mac).decode()
-
-    # bounded per-process memories
-
-    def _remember(self, memory, item):
-        with self._lock:
-            memory.pop(item, None)
-            memory[item] = True
-            while len(memory) > GONE:
-                memory.popitem(last=False)
-
-    def _session(self, secret):
-        """The (Session, digest) of ``secret``, else None (logged once)."""
-        try:
-            return _parse(secret)
-        except ValueError as exc:
-            meta = secret.get('metadata') or {}
-            seen = (meta.get('name'), meta.get('resourceVersion'))
-            if seen not in self._logged:
-                self._remember(self._logged, seen)
-                LOG.warning('Secret %s/%s has the label %s but is not a '
-                            'well-formed session (%s): ignored',
-                            self.namespace, str(seen[0])[:253], LABEL, exc)
-            return None
-
-    # sessions
-
-    def create(self, user):
-        """A new session of ``user``: ``(Session, token)``.
-
-        :raises messages.RedfishError: SessionLimitExceeded (503).
-        """
-        if self.count(self.policy.limit) >= self.policy.limit:
-            LOG.warning('Login refused: %d sessions exist, the limit '
-                        '(%s)', self.policy.limit, LIMIT_KEY)
-            raise messages.RedfishError(
-                'SessionLimitExceeded', code=503, detail='%d sessions '
-                'exist, the most this service allows; log out of one '
-                'first' % self.policy.limit)
-        key = self._hmac_key()
-        sid = secrets.token_hex(8)
-        body = '%s.%s' % (sid, secrets.token_urlsafe(32))
-        token = '%s.%s' % (body, self._tag(key, body))
-        now = int(self._clock())
-        digest = base64.b64encode(_digest(token).encode()).decode()
-        self.cluster.create_secret(self.namespace, {
-            'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
-            'metadata': {
-                'name': PREFIX + sid,
-                'labels': {LABEL: 'true', OWNER: owner(user)},
-                'annotations': {USER: user, CREATED: str(now),
-                                USED: str(now)}},
-            'data': {DIGEST: digest}})
-        return Session(sid, user, now, now), token
-
-    def _read(self, sid):
-        if not _ID.match(sid or '') or sid in self._gone:
-            return None, None, None
-        secret = self.cluster.get_secret(self.namespace, PREFIX + sid)
-        parsed = self._session(secret) if secret is not None else None
-        if parsed is None:
-            self._remember(self._gone, sid)
-            return None, None, None
-        session, digest = parsed
-        if self._expired(session, self._clock()):
-            self.delete(sid)
-            return None, None, None
-        return session, digest, secret
-
-    def authenticate(self, token):
-        """The live Session ``token`` belongs to, else None.
-
-        A token whose tag is wrong costs no API call.
-        """
-        if not isinstance(token, str) or len(token) > _MAX_TOKEN:
-            return None
-        body, _, tag = token.rpartition('.')
-        sid = body.partition('.')[0]
-        if not _ID.match(sid) or sid in self._gone:
-            return None
-        if not hmac.compare_digest(tag.encode('utf-8', 'replace'),
-                                   self._tag(self._hmac_key(), body).encode()):
-            return None
-        session, stored, secret = self._read(sid)
-        if session is None or not hmac.compare_digest(stored,
-                                                      _digest(token)):
-            return None
-        self._touch(session, secret)
-        return session
-
-    def _touch(self, session, secret):
-        now = int(self._clock())
-        if now - session.used < max(1, self.timeout // 10):
-            return
-        version = secret['metadata'].get('resourceVersion')
-        try:
-            self.cluster.patch_secret(self.namespace, PREFIX + session.id, [
-                {'op': 'test', 'path': '/metadata/resourceVersion',
-                 'value': version},
-                {'op': 'replace', 'path': _annotation_path(USED),
-                 'value': str(now)}])
-        except (apierrors.Conflict, apierrors.NotFound):
-            pass   # another request refreshed it, or a logout won
-
-    def get(self, sid, user=None):
-        """The live Session ``sid`` (of ``user`` when given), else None."""
-        session = self._read(sid)[0]
-        if session is None or (user is not None and session.user != user):
-            return None
-        return session
-
-    def _pages(self, selector):
-        """The session Secrets with ``selector``, a page at a time."""
-        token = None
-        for _ in range(_MAX_PAGES):
-            items, token = self.cluster.list_secrets_page(
-                self.namespace, selector, _PAGE, token)
-            yield items
-            if not token:
-                return
-        LOG.warning('Listed %d pages of sessions; stopped there',
-                    _MAX_PAGES)
-
-    def _live(self, selector, stop=None):
-        """The live sessions with ``selector``; expired ones are deleted.
-
-        Stops once ``stop`` sessions are found.
-        """
-        now = self._clock()
-        result = []
-        for page in self._pages(selector):
-            for secret in page:
-                parsed = self._session(secret)
-                if parsed is None:
-                    continue
-                if self._expired(parsed[0], now):
-                    self.delete(parsed[0].id)
-                else:
-                    result.append(parsed[0])
-            if stop is not None and len(result) >= stop:
-                break
-        return result
-
-    def count(self, stop):
-        """How many live sessions there are, counting at most to ``stop``."""
-        return len(self._live('%s=true' % LABEL, stop))
-
-    def list(self, user=None):
-        """The live sessions (of ``user`` when given), oldest first."""
-        selector = '%s=true' % LABEL
-        if user is not None:
-            selector += ',%s=%s' % (OWNER, owner(user))
-        return sorted(self._live(selector), key=lambda s: (s.created, s.id))
-
-    def delete(self, sid):
-        """End session ``sid``; False when there was none."""
-        if not _ID.match(sid or ''):
-            return False
-        try:
-            self.cluster.delete_secret(self.namespace, PREFIX + sid)
-        except apierrors.NotFound:
-            self._remember(self._gone, sid)
-            return False
-        self._remember(self._gone, sid)
-        return True
+def sessions_of(app):
+    """The session store; a 404 when the driver offers none."""
+    store = session_store(app)
+    if store is None:
+        raise error.NotFound('No sessions: the configured systems driver '
+                             'offers none')
+    return store
 
 
 def service(timeout, members_uri):
@@ -398,22 +57,6 @@ def service(timeout, members_uri):
         'SessionTimeout': timeout,
         'Status': {'State': 'Enabled', 'Health': 'OK'},
         'Sessions': {'@odata.id': members_uri},
-    }
-
-
-def account_service(policy):
-    """A minimal AccountService: the lockout policy, read-only."""
-    return {
-        '@odata.type': '#AccountService.v1_5_0.AccountService',
-        '@odata.id': '/redfish/v1/AccountService',
-        'Id': 'AccountService',
-        'Name': 'Account Service',
-        'ServiceEnabled': True,
-        'Status': {'State': 'Enabled', 'Health': 'OK'},
-        'AccountLockoutThreshold': policy.threshold,
-        'AccountLockoutDuration': policy.duration,
-        'AccountLockoutCounterResetAfter': policy.reset_after,
-        'AccountLockoutCounterResetEnabled': True,
     }
 
 
@@ -439,3 +82,72 @@ def resource(session, members_uri):
                                      time.gmtime(session.created)),
         'SessionType': 'Redfish',
     }
+
+
+@base.route(root.SESSION_SERVICE, GET=privileges.NO_AUTH)
+def session_service():
+    return flask.jsonify(service(sessions_of(flask.current_app).timeout,
+                                 root.SESSIONS))
+
+
+def _login(store):
+    app = flask.current_app
+    body = base.json_body()
+    user, password = body.get('UserName'), body.get('Password')
+    for name, value in (('UserName', user), ('Password', password)):
+        if value is None:
+            raise messages.RedfishError('PropertyMissing', name,
+                                        properties=['/' + name])
+        if not isinstance(value, str):
+            raise messages.RedfishError(
+                'PropertyValueTypeError', '(hidden)' if name == 'Password'
+                else value, name, properties=['/' + name])
+    auth_file = app.config.get(auth.AUTH_FILE)
+    if auth_file and not auth.verify(
+            auth_file, user, password.encode('utf-8', 'surrogatepass'),
+            store.lockout):
+        app.logger.info('Login refused for user %r', user)
+        raise messages.RedfishError(
+            'NoValidSession', code=401, detail='Incorrect user name or '
+            'password', headers={'WWW-Authenticate': auth.CHALLENGE})
+    session, token = store.create(user)
+    app.logger.info('Session %s created for user %r', session.id, user)
+    location = '%s/%s' % (root.SESSIONS, session.id)
+    response = flask.jsonify(resource(session, root.SESSIONS))
+    response.status_code = 201
+    response.headers['Location'] = location
+    response.headers['X-Auth-Token'] = token
+    return response
+
+
+def _requester():
+    """The authenticated user of the request; None without an auth file."""
+    return flask.request.environ.get(auth.USER_KEY)
+
+
+@base.route(root.SESSIONS, GET=privileges.LOGIN, POST=privileges.NO_AUTH)
+@errormap.translate
+def session_collection():
+    """GET: the requester's live sessions; POST: log in."""
+    store = sessions_of(flask.current_app)
+    if flask.request.method == 'POST':
+        return _login(store)
+    return flask.jsonify(collection(store.list(_requester()),
+                                    root.SESSIONS))
+
+
+@base.route(root.SESSIONS + '/<session_id>', GET=privileges.LOGIN,
+            DELETE=privileges.CONFIGURE_SELF)
+@errormap.translate
+def session_resource(session_id):
+    """GET: one session; DELETE: log it out, for every worker at once."""
+    store = sessions_of(flask.current_app)
+    session = store.get(session_id, _requester())
+    if session is None:
+        raise error.NotFound()
+    if flask.request.method == 'DELETE':
+        if not store.delete(session_id):
+            raise error.NotFound()
+        flask.current_app.logger.info('Session %s deleted', session_id)
+        return flask.Response(status=204)
+    return flask.jsonify(resource(session, root.SESSIONS))

@@ -26,15 +26,13 @@ serve these for a systems driver with ``get_disks``; other drivers keep
 sushy-tools' stock views.
 """
 
-import json
-
 import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
 from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt import messages
-from sushy_kubevirt import routes
+from sushy_kubevirt.redfish import base
 
 #: Drive.Protocol per KubeVirt bus (virtio-blk is a PCIe function).
 PROTOCOLS = {'virtio': 'PCIe', 'sata': 'SATA', 'scsi': 'SAS',
@@ -169,17 +167,12 @@ def _disks(app, identity):
     """The system's disks, or None when the stock view should answer."""
     if app.feature_set != 'full':
         return None
-    systems = routes.systems_driver(app, _METHOD)
+    systems = base.systems_driver(app, _METHOD)
     if systems is None:
         return None
     if api_utils.instance_denied(identity=identity):
         raise error.NotFound()
     return systems.get_disks(identity)
-
-
-def _json(body):
-    return flask.Response(json.dumps(body), status=200,
-                          content_type='application/json')
 
 
 def _on_bus(disk_list, bus):
@@ -201,15 +194,15 @@ def serve_collection(app, identity):
     disk_list = _disks(app, identity)
     if disk_list is None:
         return None
-    return _json(collection(identity, disk_list))
+    return base.json_response(collection(identity, disk_list))
 
 
 def serve_storage(app, identity, storage_id):
     disk_list = _disks(app, identity)
     if disk_list is None:
         return None
-    return _json(storage(identity, storage_id,
-                         _on_bus(disk_list, storage_id)))
+    return base.json_response(storage(identity, storage_id,
+                                      _on_bus(disk_list, storage_id)))
 
 
 def serve_drive(app, identity, stg_id, drv_id):
@@ -217,7 +210,8 @@ def serve_drive(app, identity, stg_id, drv_id):
     if disk_list is None:
         return None
     on_bus = _on_bus(disk_list, stg_id)
-    return _json(drive(identity, stg_id, _find(on_bus, drv_id, 'Drive')))
+    return base.json_response(drive(identity, stg_id,
+                                    _find(on_bus, drv_id, 'Drive')))
 
 
 def serve_volumes(app, identity, storage_id):
@@ -230,7 +224,7 @@ def serve_volumes(app, identity, storage_id):
             'ActionNotSupported', 'creating a Volume', code=405,
             detail='Volumes are the VM disks; create none here',
             headers={'Allow': 'GET'})
-    return _json(volume_collection(identity, storage_id, on_bus))
+    return base.json_response(volume_collection(identity, storage_id, on_bus))
 
 
 def serve_volume(app, identity, stg_id, vol_id):
@@ -238,5 +232,5 @@ def serve_volume(app, identity, stg_id, vol_id):
     if disk_list is None:
         return None
     on_bus = _on_bus(disk_list, stg_id)
-    return _json(volume(identity, stg_id,
-                        _find(_volumes(on_bus), vol_id, 'Volume')))
+    return base.json_response(volume(
+        identity, stg_id, _find(_volumes(on_bus), vol_id, 'Volume')))

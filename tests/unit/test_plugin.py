@@ -23,9 +23,11 @@ from sushy_tools.emulator.resources.systems import fakedriver
 from sushy_tools.emulator.resources import vmedia as stock_vmedia
 
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.drivers import indicators as kv_indicators
 from sushy_kubevirt.drivers import systems as kv_systems
 from sushy_kubevirt.drivers import vmedia as kv_vmedia
+from sushy_kubevirt import loader
 from sushy_kubevirt import plugin
 
 
@@ -45,7 +47,7 @@ def test_install_is_idempotent_and_patches_the_class():
     plugin.install()
     assert vars(main.Application)['systems'] is systems
     assert 'systems' not in vars(main.app)
-    assert plugin._original('systems') is not systems
+    assert loader.original('systems') is not systems
 
 
 def test_without_keys_stock_selection_is_unchanged(app):
@@ -59,8 +61,8 @@ def test_without_keys_stock_selection_is_unchanged(app):
 
 
 def test_named_drivers_are_loaded_from_entry_points(app, tmp_path):
-    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
-    app.config[plugin.VMEDIA_KEY] = 'kubevirt'
+    app.config[config.SYSTEMS_DRIVER_KEY] = 'kubevirt'
+    app.config[config.VMEDIA_DRIVER_KEY] = 'kubevirt'
     app.config['SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG'] = str(
         tmp_path / 'absent')
     systems = app.systems
@@ -71,16 +73,17 @@ def test_named_drivers_are_loaded_from_entry_points(app, tmp_path):
 
 
 def test_unknown_name_lists_installed_drivers():
-    with pytest.raises(plugin.DriverNotFound) as exc:
-        plugin.driver_class({plugin.VMEDIA_KEY: 'nope'}, plugin.VMEDIA_KEY)
+    with pytest.raises(loader.DriverNotFound) as exc:
+        loader.driver_class({config.VMEDIA_DRIVER_KEY: 'nope'},
+                            config.VMEDIA_DRIVER_KEY)
     message = str(exc.value)
-    assert plugin.VMEDIA_KEY in message and "'nope'" in message
+    assert config.VMEDIA_DRIVER_KEY in message and "'nope'" in message
     assert 'installed in entry-point namespace %s: kubevirt' % (
-        plugin.VMEDIA_NAMESPACE) in message
+        loader.VMEDIA_NAMESPACE) in message
 
 
 def test_run_stops_on_unknown_driver(app):
-    app.config[plugin.SYSTEMS_KEY] = 'nope'
+    app.config[config.SYSTEMS_DRIVER_KEY] = 'nope'
     with mock.patch.object(flask.Flask, 'run') as run:
         with pytest.raises(SystemExit) as exc:
             app.run()
@@ -89,7 +92,7 @@ def test_run_stops_on_unknown_driver(app):
 
 
 def test_run_stops_on_bad_setting(app):
-    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
+    app.config[config.SYSTEMS_DRIVER_KEY] = 'kubevirt'
     app.config['SUSHY_EMULATOR_KUBEVIRT_QPS'] = 'fast'
     with mock.patch.object(flask.Flask, 'run') as run:
         with pytest.raises(SystemExit) as exc:
@@ -100,14 +103,14 @@ def test_run_stops_on_bad_setting(app):
 
 def test_wsgi_import_path_stops_on_unknown_driver(app):
     # main.py registers blueprints right after loading the config file.
-    app.config[plugin.SYSTEMS_KEY] = 'nope'
-    with pytest.raises(plugin.DriverNotFound):
+    app.config[config.SYSTEMS_DRIVER_KEY] = 'nope'
+    with pytest.raises(loader.DriverNotFound):
         app.register_blueprint(flask.Blueprint('x', __name__))
 
 
 def test_a_config_change_rebuilds_the_drivers(app, tmp_path):
-    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
-    app.config[plugin.VMEDIA_KEY] = 'kubevirt'
+    app.config[config.SYSTEMS_DRIVER_KEY] = 'kubevirt'
+    app.config[config.VMEDIA_DRIVER_KEY] = 'kubevirt'
     app.config['SUSHY_EMULATOR_KUBEVIRT_NAMESPACES'] = ['first']
     first, vmedia = app.systems, app.vmedia
     assert first._settings.namespaces == ('first',)
@@ -135,21 +138,21 @@ def test_changed_settings_stop_the_old_cluster(monkeypatch):
         def stop(self):
             self.stopped = True
 
-    monkeypatch.setattr(kv_systems.cluster, 'Cluster', Recording)
-    monkeypatch.setattr(kv_systems, '_clusters', {})
+    monkeypatch.setattr(clusters.cluster, 'Cluster', Recording)
+    monkeypatch.setattr(clusters, '_clusters', {})
     log = mock.Mock()
-    first = kv_systems.shared_cluster(
+    first = clusters.shared(
         config.Settings(namespaces=('a',)), False, log)
-    assert kv_systems.shared_cluster(
+    assert clusters.shared(
         config.Settings(namespaces=('a',)), False, log) is first
-    second = kv_systems.shared_cluster(
+    second = clusters.shared(
         config.Settings(namespaces=('b',)), False, log)
     assert made == [first, second]
     assert first.stopped and not second.stopped
 
 
 def test_indicators_come_from_the_systems_driver(app):
-    app.config[plugin.SYSTEMS_KEY] = 'kubevirt'
+    app.config[config.SYSTEMS_DRIVER_KEY] = 'kubevirt'
     leds = app.indicators
     assert isinstance(leds, kv_indicators.KubeVirtIndicators)
     assert app.indicators is leds and leds._systems is app.systems
@@ -165,9 +168,9 @@ def test_indicators_come_from_the_systems_driver(app):
 def test_other_drivers_keep_the_stock_indicators(app, monkeypatch):
     assert isinstance(app.indicators, stock_indicators.StaticDriver)
     # A systems driver without the indicators_driver factory.
-    monkeypatch.setattr(plugin, 'driver_class', lambda config, key: (
-        fakedriver.FakeDriver if key == plugin.SYSTEMS_KEY else None))
-    app.config[plugin.SYSTEMS_KEY] = 'fake'
+    monkeypatch.setattr(loader, 'driver_class', lambda app_config, key: (
+        fakedriver.FakeDriver if key == config.SYSTEMS_DRIVER_KEY else None))
+    app.config[config.SYSTEMS_DRIVER_KEY] = 'fake'
     assert isinstance(app.systems, fakedriver.FakeDriver)
     assert isinstance(app.indicators, stock_indicators.StaticDriver)
 

@@ -31,7 +31,7 @@ import requests
 from tests.functional.conformance import conftest
 from tests.functional.emulator import harness
 
-from sushy_kubevirt.redfish import sessions
+from sushy_kubevirt.accounts import sessionstore
 
 USER, PASSWORD = 'admin', 'S3cret-password'
 SESSIONS = '/redfish/v1/SessionService/Sessions'
@@ -100,7 +100,7 @@ def _get(url, path, **headers):
 def _session_secrets(sim):
     rt = sim.store.resource('', 'secrets')
     return [s for s in sim.store.list(rt, 'default')[0]
-            if s['metadata'].get('labels', {}).get(sessions.LABEL)]
+            if s['metadata'].get('labels', {}).get(sessionstore.LABEL)]
 
 
 def _redfish_error(response, status, message_id):
@@ -225,7 +225,7 @@ def test_session_timeout_is_an_inactivity_timeout(sim, auth_file, tmp_path):
         assert service['SessionTimeout'] == 2
         response = login(server.url)
         token = response.headers['X-Auth-Token']
-        name = sessions.PREFIX + response.json()['Id']
+        name = sessionstore.PREFIX + response.json()['Id']
         # In use every 0.5 s for 4 s: it stays.
         deadline = time.monotonic() + 4
         while time.monotonic() < deadline:

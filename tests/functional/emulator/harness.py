@@ -30,7 +30,7 @@ import requests
 from sushy_tools.emulator import main
 from werkzeug import serving
 
-from sushy_kubevirt.drivers import systems
+from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import versions
 
@@ -237,7 +237,7 @@ class InProcess:
             self._server.shutdown()
             self._server.server_close()
             self._thread.join(10)
-        systems.stop_clusters()
+        clusters.stop()
         main.app.config.clear()
         main.app.config.update(self._saved)
         main.app._cache = {}

@@ -20,9 +20,9 @@ from tests.functional.emulator import harness
 from tests.functional.events import receiver as receivermod
 
 from sushy_kubevirt import config
-from sushy_kubevirt.drivers import delivery
-from sushy_kubevirt.drivers import imagecheck
-from sushy_kubevirt.drivers import subscriptions
+from sushy_kubevirt.events import delivery
+from sushy_kubevirt.events import subscriptions
+from sushy_kubevirt import imagecheck
 from sushy_kubevirt.kubevirt import imageurl
 
 SETTINGS = config.Events(namespace='default', retry_attempts=2,

@@ -21,7 +21,7 @@ import sushy
 from tests.functional.emulator import harness
 from tests.functional.events import conftest
 
-from sushy_kubevirt.drivers import subscriptions
+from sushy_kubevirt.events import subscriptions
 
 SUBS = conftest.SUBSCRIPTIONS
 

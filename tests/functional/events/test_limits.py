@@ -22,7 +22,7 @@ from tests.functional.emulator import harness
 from tests.functional.events import conftest
 from tests.functional.events import receiver as receivermod
 
-from sushy_kubevirt.drivers import subscriptions
+from sushy_kubevirt.events import subscriptions
 
 SUBS = conftest.SUBSCRIPTIONS
 TEST_EVENT = '/redfish/v1/EventService/Actions/EventService.SubmitTestEvent'

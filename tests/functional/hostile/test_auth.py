@@ -31,7 +31,7 @@ import requests
 from tests.functional.emulator import harness
 from tests.functional.hostile import conftest
 
-from sushy_kubevirt.redfish import sessions
+from sushy_kubevirt.accounts import sessionstore
 
 SESSIONS = '/redfish/v1/SessionService/Sessions'
 SYSTEMS = '/redfish/v1/Systems'
@@ -249,7 +249,7 @@ def _core(sim, tmp_path):
 
 def _session_secrets(core):
     return core.list_namespaced_secret(
-        'default', label_selector=sessions.LABEL + '=true').items
+        'default', label_selector=sessionstore.LABEL + '=true').items
 
 
 def test_the_session_limit_is_refused_without_listing_all(
@@ -277,15 +277,15 @@ def test_bad_session_secrets_are_no_sessions(sim, emulator, tmp_path):
     core = _core(sim, tmp_path)
     answer = _login(emulator.url, 'admin')
     token, sid = answer.headers['X-Auth-Token'], answer.json()['Id']
-    name = sessions.PREFIX + sid
+    name = sessionstore.PREFIX + sid
     secret = core.read_namespaced_secret(name, 'default')
-    secret.metadata.annotations[sessions.CREATED] = '9' * 300
+    secret.metadata.annotations[sessionstore.CREATED] = '9' * 300
     core.replace_namespaced_secret(name, 'default', secret)
     core.create_namespaced_secret('default', kube_client.V1Secret(
         metadata=kube_client.V1ObjectMeta(
-            name=sessions.PREFIX + 'foreign', labels={
-                sessions.LABEL: 'true'},
-            annotations={sessions.USER: 'admin'})))
+            name=sessionstore.PREFIX + 'foreign', labels={
+                sessionstore.LABEL: 'true'},
+            annotations={sessionstore.USER: 'admin'})))
     other = _login(emulator.url, 'admin').headers['X-Auth-Token']
     listed = requests.get(emulator.url + SESSIONS, timeout=30, headers={
         'X-Auth-Token': other}).json()['Members']

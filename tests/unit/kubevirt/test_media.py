@@ -18,6 +18,7 @@ import pytest
 
 from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import media
+from sushy_kubevirt.kubevirt import tray
 
 URL = 'http://10.0.0.1:8080/images/ipa%20boot.iso'
 
@@ -308,28 +309,28 @@ class TestPowerOnBlocker:
 
     def test_no_tray(self):
         vm = make_vm()
-        assert media.power_on_blocker(vm, None, 'Cd') is None
+        assert tray.power_on_blocker(vm, None, 'Cd') is None
 
     def test_importing_is_retryable(self):
         vm = attached(make_vm())
-        retry, message = media.power_on_blocker(
+        retry, message = tray.power_on_blocker(
             vm, make_dv(vm, 'ImportInProgress', '10%'), 'Cd')
         assert retry and 'in progress' in message and '10%' in message
 
     def test_failed_is_final(self):
         vm = attached(make_vm())
-        retry, message = media.power_on_blocker(
+        retry, message = tray.power_on_blocker(
             vm, make_dv(vm, 'Failed'), 'Cd')
         assert not retry and 'failed' in message
 
     def test_succeeded(self):
         vm = attached(make_vm())
-        assert media.power_on_blocker(
+        assert tray.power_on_blocker(
             vm, make_dv(vm, 'Succeeded'), 'Cd') is None
 
     def test_missing_dv_is_retryable(self):
         vm = attached(make_vm())
-        retry, _ = media.power_on_blocker(vm, None, 'Cd')
+        retry, _ = tray.power_on_blocker(vm, None, 'Cd')
         assert retry
 
 

@@ -63,7 +63,7 @@ def test_volumes_only_of_known_size():
 
 
 def test_bios_names_its_registry_and_settings():
-    body = bios.bios('s', {'A': 1})
+    body = bios.resource('s', {'A': 1})
     assert body['@odata.id'] == SYS + '/Bios'
     assert body['AttributeRegistry'] == model.REGISTRY_ID
     assert body['@Redfish.Settings']['SettingsObject'] == {

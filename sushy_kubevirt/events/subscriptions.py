@@ -29,13 +29,13 @@ import uuid
 
 from sushy_tools import error
 
-from sushy_kubevirt.drivers import errormap
-from sushy_kubevirt.drivers import imagecheck
+from sushy_kubevirt import errormap
+from sushy_kubevirt.events import resourceevent
+from sushy_kubevirt import imagecheck
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import resources
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt import messages
-from sushy_kubevirt import resourceevent
 
 LABEL = 'sushy-kubevirt.io/event-subscription'
 SELECTOR = LABEL + '=true'

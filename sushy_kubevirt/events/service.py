@@ -37,16 +37,17 @@ import sys
 import threading
 import time
 
-from sushy_kubevirt.drivers import delivery
-from sushy_kubevirt.drivers import imagecheck
-from sushy_kubevirt.drivers import subscriptions
-from sushy_kubevirt.drivers import vmedia
+from sushy_kubevirt.events import delivery
+from sushy_kubevirt.events import resourceevent
+from sushy_kubevirt.events import subscriptions
+from sushy_kubevirt import imagecheck
+from sushy_kubevirt.kube import client
 from sushy_kubevirt.kube import lease
 from sushy_kubevirt.kubevirt import changes
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import media
-from sushy_kubevirt import resourceevent
+from sushy_kubevirt.kubevirt import tray
 
 LOG = logging.getLogger(__name__)
 LEASE_NAME = 'sushy-kubevirt-events'
@@ -178,7 +179,7 @@ class EventService:
             self._policy = imageurl.Policy(
                 allowed=s.allowed_hosts, denied=s.denied_hosts,
                 endpoints=imagecheck.endpoints(
-                    vmedia.api_host(self._kube_settings), s.timeout))
+                    client.api_host(self._kube_settings), s.timeout))
         return self._policy
 
     # events from the watch cache (the dispatcher, then the order thread)
@@ -190,7 +191,7 @@ class EventService:
         return {device: self._seen['dv'].get((namespace, (
             media.attached_datavolume(vm, device)
             or media.datavolume_name(vm, device))))
-            for device in vmedia.DEVICES}
+            for device in tray.DEVICES}
 
     def _on_change(self, event_type, plural, obj):
         """Queue a change for :meth:`_order` (on the dispatcher thread)."""

@@ -14,7 +14,7 @@
 
 import pytest
 
-from sushy_kubevirt.drivers import errormap
+from sushy_kubevirt import errormap
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import resources
 

@@ -16,10 +16,10 @@ import copy
 
 import pytest
 
+from sushy_kubevirt.accounts import sessionstore
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
-from sushy_kubevirt.redfish import sessions
 
 
 class FakeCluster:
@@ -90,13 +90,13 @@ def clock():
 
 @pytest.fixture
 def store(clock):
-    return sessions.Store(FakeCluster(), sessions.Settings(
+    return sessionstore.Store(FakeCluster(), sessionstore.Settings(
         'default', timeout=100, limit=3), clock=lambda: clock[0])
 
 
 def test_token_is_not_stored_and_authenticates(store):
     session, token = store.create('admin')
-    secret = store.cluster.secrets[sessions.PREFIX + session.id]
+    secret = store.cluster.secrets[sessionstore.PREFIX + session.id]
     assert token not in str(secret)
     assert store.authenticate(token) == session
     assert store.authenticate(token + 'x') is None
@@ -118,7 +118,7 @@ def test_inactivity_timeout_and_refresh(store, clock):
     assert len(store.cluster.patches) == 2
     clock[0] += 101
     assert store.authenticate(token) is None
-    assert set(store.cluster.secrets) == {sessions.KEY_NAME}   # deleted
+    assert set(store.cluster.secrets) == {sessionstore.KEY_NAME}   # deleted
 
 
 def test_list_and_delete(store, clock):
@@ -136,30 +136,30 @@ def test_list_and_delete(store, clock):
 
 @pytest.mark.parametrize('value', [0, -1, 'x', True, 1.5])
 def test_bad_timeout_names_the_key(value):
-    with pytest.raises(ValueError, match=sessions.TIMEOUT_KEY):
-        sessions.settings({sessions.TIMEOUT_KEY: value}, None)
+    with pytest.raises(ValueError, match=sessionstore.TIMEOUT_KEY):
+        sessionstore.settings({sessionstore.TIMEOUT_KEY: value}, None)
 
 
 def test_namespace_defaults():
-    found = sessions.settings({}, ('a', 'b'))
+    found = sessionstore.settings({}, ('a', 'b'))
     assert (found.namespace, found.timeout, found.limit) == ('a', 1800, 100)
-    assert sessions.settings({}, None).namespace == 'default'
-    assert sessions.settings({sessions.NAMESPACE_KEY: 'x'},
-                             ('a',)).namespace == 'x'
+    assert sessionstore.settings({}, None).namespace == 'default'
+    assert sessionstore.settings({sessionstore.NAMESPACE_KEY: 'x'},
+                                 ('a',)).namespace == 'x'
 
 
 def test_a_login_deletes_expired_sessions(store, clock):
     old, _ = store.create('admin')
     clock[0] += 101
     new, _ = store.create('admin')
-    assert set(store.cluster.secrets) == {sessions.PREFIX + new.id,
-                                          sessions.KEY_NAME}
+    assert set(store.cluster.secrets) == {sessionstore.PREFIX + new.id,
+                                          sessionstore.KEY_NAME}
 
 
 def test_session_keys_are_known_settings(caplog):
     """The sessions' documented keys draw no "Unknown setting" warning."""
-    config.warn_unknown({sessions.TIMEOUT_KEY: 60,
-                         sessions.NAMESPACE_KEY: 'lab'})
+    config.warn_unknown({sessionstore.TIMEOUT_KEY: 60,
+                         sessionstore.NAMESPACE_KEY: 'lab'})
     assert 'Unknown setting' not in caplog.text
 
 
@@ -191,14 +191,14 @@ def test_the_limit_is_counted_without_listing_everything(store, clock):
 
 @pytest.mark.parametrize('change', [
     {'name': 'foreign'},
-    {'annotations': {sessions.CREATED: '9' * 40}},
-    {'annotations': {sessions.USED: '-1'}},
-    {'annotations': {sessions.USER: 'someone-else'}},
+    {'annotations': {sessionstore.CREATED: '9' * 40}},
+    {'annotations': {sessionstore.USED: '-1'}},
+    {'annotations': {sessionstore.USER: 'someone-else'}},
     {'data': None},
 ])
 def test_bad_session_secrets_are_ignored_and_logged(store, caplog, change):
     session, _ = store.create('admin')
-    name = sessions.PREFIX + session.id
+    name = sessionstore.PREFIX + session.id
     secret = store.cluster.secrets.pop(name)
     meta = secret['metadata']
     meta['name'] = change.get('name', name)

@@ -13,12 +13,12 @@
 """Account lockout and the per-client throttle, with fake clocks."""
 
 import pytest
-from tests.unit.redfish.test_sessions import FakeCluster
+from tests.unit.accounts.test_sessionstore import FakeCluster
 
+from sushy_kubevirt.accounts import lockout
+from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
-from sushy_kubevirt.redfish import lockout
-from sushy_kubevirt.redfish import throttle
 
 
 @pytest.fixture

@@ -48,8 +48,8 @@ from urllib import parse as urlparse
 import requests
 import urllib3
 
-from sushy_kubevirt.drivers import imagecheck
-from sushy_kubevirt.drivers import subscriptions
+from sushy_kubevirt.events import subscriptions
+from sushy_kubevirt import imagecheck
 from sushy_kubevirt.kubevirt import imageurl
 
 LOG = logging.getLogger(__name__)

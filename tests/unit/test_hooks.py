@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The request hooks of sushy_kubevirt.routes, through the stock routes."""
+"""The request hooks of sushy_kubevirt.hooks, through the stock routes."""
 
 from unittest import mock
 
@@ -18,6 +18,7 @@ import pytest
 from sushy_tools.emulator import main
 from sushy_tools import error
 
+from sushy_kubevirt import config
 from sushy_kubevirt import plugin
 
 UUID = '9b2b0fde-5a27-4c5e-9a1b-1b7d0c6f1c11'
@@ -52,9 +53,10 @@ def _driver(extended=True):
 
 @pytest.fixture
 def client():
+    plugin.install()    # hooks main.app (done by the import)
     saved = dict(main.app.config)
     main.app._cache = {}
-    main.app.config[plugin.SYSTEMS_KEY] = 'anything'
+    main.app.config[config.SYSTEMS_DRIVER_KEY] = 'anything'
     with mock.patch.object(main.Application, 'systems',
                            new_callable=mock.PropertyMock) as prop, \
             mock.patch.object(main.Application, 'indicators',
@@ -87,7 +89,7 @@ def test_metrics(client):
 
 def test_metrics_404_without_the_driver_key(client):
     http, _ = client
-    del main.app.config[plugin.SYSTEMS_KEY]
+    del main.app.config[config.SYSTEMS_DRIVER_KEY]
     assert 'No metrics' in _error(http.get('/metrics'), 404)
 
 
@@ -103,7 +105,7 @@ def test_get_renders_the_drivers_override(client):
 
 def test_get_is_stock_without_the_driver_key(client):
     http, systems = client
-    del main.app.config[plugin.SYSTEMS_KEY]
+    del main.app.config[config.SYSTEMS_DRIVER_KEY]
     boot = http.get(URL).get_json()['Boot']
     assert boot['BootSourceOverrideEnabled'] == 'Continuous'
     systems.get_boot_source_override_enabled.assert_not_called()

@@ -1,0 +1,58 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""VirtualMedia as a plugin virtual-media driver serves it.
+
+Bodies are checked before sushy-tools' views see them (the stock views
+answer 500 to a body that is not a JSON object), and a GET carries the
+driver's ``get_device_status()``: the import's Status and Oem.
+"""
+
+import flask
+
+from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import jsonbody
+from sushy_kubevirt.redfish import oem
+
+
+def check_insert_body(app, identity, device):
+    """InsertMedia of a plugin vmedia driver needs a JSON object body."""
+    if base.vmedia_driver(app):
+        base.json_body()
+
+
+def check_patch(app, identity, device):
+    """A VirtualMedia PATCH sets exactly the boolean VerifyCertificate.
+
+    For a plugin vmedia driver; anything else is a 400 (a body that is
+    not a JSON object too).
+    """
+    if not base.vmedia_driver(app):
+        return
+    base.one_boolean(base.json_body(), 'VerifyCertificate')
+
+
+def device_body(app, response):
+    """The stock GET, with the driver's ``get_device_status()``."""
+    if not base.vmedia_driver(app):
+        return
+    extra = getattr(app.vmedia, 'get_device_status', None)
+    if extra is None:
+        return
+    args = flask.request.view_args
+    properties = extra(args['identity'], args['device'])
+
+    def edit(body):
+        body.update(properties)
+        oem.typed(body, 'VirtualMedia')
+        return True
+    jsonbody.rewrite(response, edit)
