@@ -111,7 +111,10 @@ def test_add_update_delete_propagate(sim, cluster, custom_api):
         objects.make_vm('new-vm', cores=1))
     vm = wait_for(lambda: cluster.get_vm('default', 'new-vm'))
     uuid = lookup.INDEXERS['uuid'](vm)[0]
-    assert uuid and cluster.find_vms('uuid', uuid)[0] is vm
+    # (Not ``is vm``: the VM controller's status write may replace the
+    # cached object between the two reads.)
+    assert uuid and [v['metadata']['name'] for v in cluster.find_vms(
+        'uuid', uuid)] == ['new-vm']
     custom_api.patch_namespaced_custom_object(
         GROUP, VERSION, 'default', 'virtualmachines', 'new-vm',
         {'spec': {'template': {'spec': {'domain': {'cpu': {'cores': 2}}}}}})
