@@ -75,7 +75,8 @@ from sushy_kubevirt.redfish import virtualmedia
 _HOOKED = '_sushy_kubevirt_hooked'
 #: The sushy-tools modules whose functions are extension points.
 _MODULES = {'main': main, 'api_utils': api_utils}
-#: The modules whose routes our blueprint serves (:data:`base.ROUTES`).
+#: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
+#: imported so that the blueprint has them when it is registered.
 ROUTE_MODULES = (accountservice, bios, eventservice, memory, metrics,
                  sessions)
 

@@ -25,6 +25,7 @@
 """
 
 import dataclasses
+import functools
 import json
 import logging
 
@@ -142,11 +143,10 @@ def json_response(body, status=200, headers=None):
 
 def editor(edit):
     """An ``after`` handler applying ``edit(body)`` for plugin drivers."""
+    @functools.wraps(edit)   # its module names it in plugin.uri_table
     def after(app, response):
         if plugin_driver(app):
             jsonbody.rewrite(response, edit)
-    after.__module__ = edit.__module__
-    after.__qualname__ = edit.__qualname__
     return after
 
 

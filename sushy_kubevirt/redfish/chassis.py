@@ -37,14 +37,6 @@ _LINKED = 'get_disks'
 _CPU = '/Processors/CPU'
 
 
-def _edit_chassis(body):
-    changed = False
-    if 'UUID' in body and body.get('@odata.type') != CHASSIS_TYPE:
-        body['@odata.type'] = CHASSIS_TYPE
-        changed = True
-    return changed
-
-
 def chassis_body(app, response):
     """The Chassis type with ``UUID``; ``ManagedBy`` every Manager."""
     linked = base.systems_driver(app, _LINKED) is not None
@@ -56,7 +48,10 @@ def chassis_body(app, response):
         if linked and inside and links.get('ManagedBy') != inside:
             links['ManagedBy'] = list(inside)
             changed = True
-        return _edit_chassis(body) or changed
+        if 'UUID' in body and body.get('@odata.type') != CHASSIS_TYPE:
+            body['@odata.type'] = CHASSIS_TYPE
+            changed = True
+        return changed
 
     base.editor(edit)(app, response)
 
@@ -70,25 +65,26 @@ def thermal_body(app, response):
         return processors[0]['id'] if processors else None
 
     def related(sensor):
-        items = []
+        """Point CPU links at the first processor; True if any was."""
+        items, changed = [], False
         for item in sensor.get('RelatedItem') or ():
             link = item.get('@odata.id', '')
             if link.endswith(_CPU):
+                changed = True
                 cpu = first_cpu(link[:-len(_CPU)])
                 if cpu is None:
                     continue
                 item = {'@odata.id': '%s/Processors/%s' % (
                     link[:-len(_CPU)], cpu)}
             items.append(item)
-        sensor['RelatedItem'] = items
+        if changed:
+            sensor['RelatedItem'] = items
+        return changed
 
     def edit(body):
         changed = False
         for sensor in body.get('Temperatures') or ():
-            if systems is not None and any(
-                    item.get('@odata.id', '').endswith(_CPU)
-                    for item in sensor.get('RelatedItem') or ()):
-                related(sensor)
+            if systems is not None and related(sensor):
                 changed = True
             number = sensor.get('SensorNumber')
             if isinstance(number, str) and number.isdigit():
