@@ -104,7 +104,8 @@ def test_ironic_flow(machine, images, sim, emulator):
 
     sim.request_log.clear()
     assert machine.eject().status_code == 204
-    eject_calls = calls_by_verb(harness.api_calls(sim))
+    eject_log = harness.api_calls(sim)
+    eject_calls = calls_by_verb(eject_log)
     assert CDROM not in [d['name'] for d in disks(machine.vm())]
     harness.wait_until(lambda: machine.dv() is None, 10, 0.02, 'DV gone')
     print('API calls per InsertMedia: %s' % json.dumps(insert_calls))
@@ -112,8 +113,13 @@ def test_ironic_flow(machine, images, sim, emulator):
     assert insert_calls.get('create datavolumes') == 1
     assert insert_calls.get('patch virtualmachines') == 1
     assert eject_calls.get('delete datavolumes') == 1
-    assert sum(v for k, v in eject_calls.items()
-               if k.startswith('patch')) == 1
+    # One patch applies. The VM controller's status writes may move the
+    # VM between the cached read and the patch: each such conflict costs
+    # a refused patch and a live GET, never a second change.
+    patches = [e for e in eject_log if e['verb'] == 'patch']
+    refused = [e for e in patches if e['status'] in (409, 422)]
+    assert len(patches) - len(refused) == 1, patches
+    assert eject_calls.get('get virtualmachines', 0) == len(refused)
 
 
 def test_failed_import_never_starts(machine, images, sim):
