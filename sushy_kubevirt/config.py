@@ -133,6 +133,10 @@ class Settings:
     qps: float = 20.0
     #: Live calls allowed in a burst above ``qps``.
     burst: int = 40
+    #: YAML file giving each user a role and namespaces
+    #: (:mod:`sushy_kubevirt.accounts.accountsfile`); None: every
+    #: authenticated user is an Administrator of everything served.
+    accounts_file: typing.Optional[str] = None
     #: The virtual-media settings.
     vmedia: Vmedia = Vmedia()
     #: The EventService settings.
@@ -328,6 +332,7 @@ def load(config):
         qps=float(_number(config, _key('qps'), (int, float),
                           defaults.qps)),
         burst=_number(config, _key('burst'), int, defaults.burst),
+        accounts_file=_optional_str(config, _key('accounts_file')),
         vmedia=_vmedia(config),
         events=_events(config),
     )

@@ -16,7 +16,10 @@ A :class:`Point` declares one extension point and its handlers.
 :func:`install` adds the handlers to ``main.app`` with Flask's public
 hooks: a ``before_request`` hook runs an endpoint's ``before`` handler (a
 response it returns replaces the stock view), an ``after_request`` hook
-runs its ``after`` handlers on a stock 200 GET, our blueprint
+runs its ``after`` handlers on a stock 200 GET (first of all,
+:func:`sushy_kubevirt.redfish.access.authorize` refuses what the
+account may not do, by the privileges every route declares), our
+blueprint
 (:data:`sushy_kubevirt.redfish.base.blueprint`) serves what sushy-tools
 has no route for, and error handlers render every error of a plugin
 driver with a Base registry MessageId. Each handler acts only when
@@ -31,6 +34,7 @@ import flask
 from sushy_tools import error
 from werkzeug import exceptions
 
+from sushy_kubevirt.redfish import access
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import eventservice
 
@@ -47,7 +51,7 @@ class Point:
     #: For an endpoint: its URL rule in sushy-tools.
     rule: str = None
     #: For an endpoint: HTTP method -> the privilege it needs
-    #: (:mod:`sushy_kubevirt.redfish.privileges`), for the methods the
+    #: (:mod:`sushy_kubevirt.accounts.privileges`), for the methods the
     #: plugin extends.
     privileges: dict = dataclasses.field(default_factory=dict)
     #: For an endpoint: ``fn(app, **view_args)`` run before the stock view;
@@ -77,6 +81,11 @@ def endpoint(name, rule, needs, adds, before=None, after=()):
     return Point(name, adds, rule, needs, before, tuple(after))
 
 
+def unchanged(name, rule, needs):
+    """An endpoint sushy-tools serves as it is, and its privileges."""
+    return Point(name, 'served by sushy-tools unchanged', rule, needs)
+
+
 def every(adds, before=None, after=()):
     """Hooks for every request (any method, any status).
 
@@ -85,12 +94,23 @@ def every(adds, before=None, after=()):
     return Point(base.EVERY, adds, before=before, after=tuple(after))
 
 
+def privilege_table(points):
+    """``{(endpoint, method): privilege}`` of ``points`` and our routes."""
+    needs = {(point.name, method): privilege for point in points
+             if point.rule for method, privilege in point.privileges.items()}
+    needs.update(((base.blueprint.name + '.' + route.handler.__name__,
+                   method), privilege) for route in base.ROUTES
+                 for method, privilege in route.privileges.items())
+    return needs
+
+
 def install(app, points, stock_error_handler):
     """Add the hooks for ``points`` to ``app``.
 
     :param stock_error_handler: a function returning sushy-tools' error
         handler (``main.py`` defines it after the first hook point).
     """
+    needs = privilege_table(points)
     befores = {(point.name, method): point.before for point in points
                if point.before for method in point.methods}
     afters = {point.name: point.after for point in points
@@ -107,6 +127,7 @@ def install(app, points, stock_error_handler):
             # Each process joins the event sender election at its first
             # request (gunicorn forks after import: no thread before).
             eventservice.event_service_of(app)
+            access.authorize(app, needs)
         for handler in every_before:
             response = handler(app, **(request.view_args or {}))
             if response is not None:

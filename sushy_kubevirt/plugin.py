@@ -25,8 +25,11 @@ config file) extends the *unmodified* sushy-tools at the points listed in
   blueprint also serves what sushy-tools has no route for.
 
 Each endpoint, and each route of the blueprint, declares the Redfish
-privilege every method needs (:mod:`sushy_kubevirt.redfish.privileges`);
-:func:`uri_table` lists them with the module that answers.
+privilege every method needs (:mod:`sushy_kubevirt.accounts.privileges`),
+as does each route sushy-tools serves unchanged (:data:`UNCHANGED_ROUTES`);
+:mod:`sushy_kubevirt.redfish.access` refuses a method to an account
+whose role lacks it. :func:`uri_table` lists them with the module that
+answers.
 ``SUSHY_EMULATOR_SYSTEMS_DRIVER`` / ``SUSHY_EMULATOR_VMEDIA_DRIVER`` name
 drivers (:mod:`sushy_kubevirt.loader`); without them sushy-tools behaves
 exactly as before.
@@ -48,9 +51,11 @@ import types
 from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt import config
 from sushy_kubevirt import hooks
 from sushy_kubevirt import loader
+from sushy_kubevirt.redfish import access
 from sushy_kubevirt.redfish import accountservice
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import base
@@ -61,7 +66,6 @@ from sushy_kubevirt.redfish import eventservice
 from sushy_kubevirt.redfish import managers
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import metrics
-from sushy_kubevirt.redfish import privileges
 from sushy_kubevirt.redfish import processors
 from sushy_kubevirt.redfish import responses
 from sushy_kubevirt.redfish import root
@@ -237,6 +241,57 @@ EXTENSION_POINTS = (
 )
 
 
+_unchanged = hooks.unchanged
+#: The other routes of sushy-tools, served as they are, and the privilege
+#: each method needs (not required to exist: a release without one is
+#: still extended).
+UNCHANGED_ROUTES = (
+    _unchanged('chassis_collection_resource', '/redfish/v1/Chassis', LOGIN),
+    _unchanged('manager_collection_resource', '/redfish/v1/Managers',
+               LOGIN),
+    _unchanged('secure_boot', '/redfish/v1/Systems/<identity>/SecureBoot',
+               LOGIN),
+    _unchanged('ethernet_interfaces_collection',
+               '/redfish/v1/Systems/<identity>/EthernetInterfaces', LOGIN),
+    _unchanged('ethernet_interface',
+               '/redfish/v1/Systems/<identity>/EthernetInterfaces/<nic_id>',
+               LOGIN),
+    _unchanged('simple_storage_collection',
+               '/redfish/v1/Systems/<identity>/SimpleStorage', LOGIN),
+    _unchanged('simple_storage', '/redfish/v1/Systems/<identity>'
+               '/SimpleStorage/<simple_storage_id>', LOGIN),
+    _unchanged('VirtualMedia.virtual_media_collection_resource',
+               '/redfish/v1/Systems/<identity>/VirtualMedia', LOGIN),
+    _unchanged('VirtualMedia.virtual_media_eject',
+               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+               '/Actions/VirtualMedia.EjectMedia', ACTION),
+    _unchanged('VirtualMedia.virtual_media_certificates',
+               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+               '/Certificates', LOGIN),
+    _unchanged('VirtualMedia.virtual_media_add_certificate',
+               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+               '/Certificates', {'POST': privileges.CONFIGURE_COMPONENTS}),
+    _unchanged('VirtualMedia.virtual_media_get_certificate',
+               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+               '/Certificates/<cert_id>', LOGIN),
+    _unchanged('VirtualMedia.virtual_media_delete_certificate',
+               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+               '/Certificates/<cert_id>',
+               {'DELETE': privileges.CONFIGURE_COMPONENTS}),
+    _unchanged('CertificateService.certificate_service_locations',
+               '/redfish/v1/CertificateService/CertificateLocations', LOGIN),
+    _unchanged('CertificateService.certificate_service_replace_certificate',
+               '/redfish/v1/CertificateService/Actions/CertificateService.'
+               'ReplaceCertificate', {'POST': privileges.CONFIGURE_MANAGER}),
+    _unchanged('registry_file_collection', '/redfish/v1/Registries', LOGIN),
+    _unchanged('message_registry_file', '/redfish/v1/Registries/Messages',
+               LOGIN),
+    _unchanged('message_registry', '/redfish/v1/Registries/Messages'
+               '/Registry', LOGIN),
+    _unchanged('static', '/static/<path:filename>', LOGIN),
+)
+
+
 class IncompatibleSushyTools(RuntimeError):
     """The running sushy-tools lacks an extension point the plugin needs."""
 
@@ -294,6 +349,8 @@ def _module(handler):
 
 def _answer(point):
     """Where ``point``'s requests are answered, for :func:`uri_table`."""
+    if not point.before and not point.after:
+        return 'sushy-tools'
     if point.after:
         return 'sushy-tools, edited by %s' % ', '.join(
             sorted({_module(h) for h in point.after}))
@@ -309,7 +366,7 @@ def uri_table():
     :data:`EXTENSION_POINTS` and :data:`base.ROUTES`.
     """
     rows = [(p.rule, p.privileges, _answer(p))
-            for p in EXTENSION_POINTS if p.rule]
+            for p in EXTENSION_POINTS + UNCHANGED_ROUTES if p.rule]
     rows += [(r.rule, r.privileges, _module(r.handler)) for r in base.ROUTES]
     return sorted(rows, key=lambda row: (row[0], sorted(row[1])))
 
@@ -323,7 +380,8 @@ def _configure(self, *args, **kwargs):
 
 
 def _wrap_wsgi_app(app):
-    auth.wrap(app, lambda: sessions.session_store(app))
+    auth.wrap(app, lambda: sessions.session_store(app),
+              lambda: access.accounts_of(app))
 
 
 def check(app, connect=False):
@@ -365,7 +423,7 @@ def hook(app):
         return
     setattr(app, _HOOKED, True)
     _wrap_wsgi_app(app)
-    hooks.install(app, EXTENSION_POINTS,
+    hooks.install(app, EXTENSION_POINTS + UNCHANGED_ROUTES,
                   lambda: vars(main)['all_exception_handler'])
 
 

@@ -18,6 +18,10 @@ sharing one firmware UUID (KubeVirt's name-derived default UUID makes
 same-named VMs in two namespaces collide) are resolved by
 ``kubevirt.identity.pick`` (oldest wins, then namespace, then name); each
 other VM is listed and served under its ``<namespace>.<name>`` id instead.
+
+Ids mean the same for every user; a VM in a namespace the request's
+account does not reach (:mod:`sushy_kubevirt.accounts.tenancy`) is not
+listed and not found, not even redirected to.
 """
 
 import uuid
@@ -25,6 +29,7 @@ import uuid
 import flask
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import tenancy
 from sushy_kubevirt.kubevirt import identity
 
 _MEMO = 'sushy_kubevirt_lookup'
@@ -45,6 +50,10 @@ def canonical_uuid(text):
         return str(uuid.UUID(text))
     except (TypeError, ValueError):
         return None
+
+
+def _reached(vm):
+    return tenancy.reaches(vm['metadata']['namespace'])
 
 
 def alias(vm):
@@ -99,11 +108,15 @@ class Lookup:
         result = []
         for system_id, vms in sorted(groups.items()):
             chosen = self._chosen(system_id, vms)
-            result.append(system_id)
-            result += sorted(alias(vm) for vm in vms if vm is not chosen)
+            if _reached(chosen):
+                result.append(system_id)
+            result += sorted(alias(vm) for vm in vms
+                             if vm is not chosen and _reached(vm))
         return result, unreadable
 
     def _by_alias(self, vm):
+        if not _reached(vm):
+            return None
         system_id = identity.firmware_uuid(vm)
         chosen = self._chosen(system_id, self._by_uuid(system_id) or [vm])
         if identity.key(chosen) == identity.key(vm):
@@ -114,19 +127,25 @@ class Lookup:
         system_id = canonical_uuid(ident)
         if system_id is not None:
             vms = self._by_uuid(system_id)
-            if vms:
+            chosen = self._chosen(system_id, vms) if vms else None
+            if chosen is not None and _reached(chosen):
                 if system_id != ident:
                     raise error.AliasAccessError(system_id)
-                return identity.key(self._chosen(system_id, vms))
+                return identity.key(chosen)
+        key = None
         namespace, dot, name = ident.partition('.')
         if dot:
             vm = self._cluster.get_vm(namespace, name)
             if vm is not None:
-                return self._by_alias(vm)
-        vms = self._cluster.find_vms('name', ident)
-        if vms:
-            return self._by_alias(identity.pick(vms))
-        raise error.NotFound('System %s not found' % ident)
+                key = self._by_alias(vm)
+        if key is None:
+            vms = [vm for vm in self._cluster.find_vms('name', ident)
+                   if _reached(vm)]
+            if vms:
+                key = self._by_alias(identity.pick(vms))
+        if key is None:
+            raise error.NotFound('System %s not found' % ident)
+        return key
 
     def locate(self, ident):
         """``(namespace, name)`` of the VM served as ``ident``.

@@ -25,6 +25,7 @@ import flask
 from sushy_tools.emulator.resources.systems import base
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import sessionstore
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import biossecrets
@@ -68,6 +69,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         cls._settings = config.load(config_)
         cls._session_settings = sessionstore.settings(
             config_, cls._settings.namespaces)
+        cls._accounts = None
+        if cls._settings.accounts_file:
+            cls._accounts = accountsfile.AccountsFile(
+                cls._settings.accounts_file)
+            cls._accounts.accounts()   # a bad file stops the start
         return cls
 
     def __init__(self):
@@ -147,6 +153,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             self._sessions = sessionstore.Store(self.cluster,
                                                 self._session_settings)
         return self._sessions
+
+    def accounts(self):
+        """The accounts file (:mod:`.accounts.accountsfile`), else None."""
+        return self._accounts
 
     def metrics_text(self):
         """Prometheus text: cache reads and API calls by verb/resource."""

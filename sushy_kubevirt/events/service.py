@@ -24,6 +24,10 @@ renewal it writes, per subscription, the key of the last event delivered
 (or given up); a new leader sends the buffered events after those keys,
 and every later one. See ``doc/source/eventservice.rst`` for the exact
 guarantee.
+
+With an accounts file, a subscription gets the events of the namespaces
+its owner's account reaches now: checked as each event is queued, so an
+account's change applies to the events that follow it.
 """
 
 import atexit
@@ -37,6 +41,7 @@ import sys
 import threading
 import time
 
+from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.events import delivery
 from sushy_kubevirt.events import resourceevent
 from sushy_kubevirt.events import subscriptions
@@ -126,6 +131,8 @@ class EventService:
         #: The delivery threads of this process, for every subscription.
         self.pool = delivery.Pool(self.settings.workers)
         self._kube_settings = settings
+        self.accounts = accountsfile.AccountsFile(settings.accounts_file) \
+            if settings.accounts_file else None
         self._policy = None
         self._facts = {}
         #: The latest VM, VMI and DataVolume of each name, from the events.
@@ -256,19 +263,39 @@ class EventService:
             self._facts[namespace, name] = facts
         if not baseline:
             for rank, change in enumerate(changes.events(old, facts)):
-                self._emit((_rv(obj), rank), change)
+                self._emit((_rv(obj), rank), change, namespace)
 
-    def _emit(self, key, change):
+    def reaches(self, sub, namespace):
+        """Whether ``sub``'s owner may now read VMs of ``namespace``.
+
+        ``namespace`` None: a resource of no namespace, which only an
+        owner who reaches every namespace may read.
+        """
+        if self.accounts is None or not sub.owner:
+            return True
+        try:
+            account = self.accounts.get(sub.owner)
+        except accountsfile.AccountsError:
+            return False
+        return account is not None and (account.namespaces is None or (
+            namespace is not None and account.reaches(namespace)))
+
+    def _wanted(self, sub, record, namespace):
+        return sub.wants(record['MessageId'],
+                         record['OriginOfCondition']['@odata.id']) and \
+            self.reaches(sub, namespace)
+
+    def _emit(self, key, change, namespace):
         record = resourceevent.record(
             change.message_id, change.args, change.origin,
             '%d.%d' % key, _now())
         with self._lock:
-            self._buffer.append((key, record))
+            self._buffer.append((key, record, namespace))
             if not self.elector.leading():
                 self._stop_senders()
                 return
             for sender in self._senders.values():
-                if sender.sub.wants(record['MessageId'], change.origin):
+                if self._wanted(sender.sub, record, namespace):
                     sender.offer(key, record)
 
     # the leader (the elector's thread)
@@ -311,21 +338,22 @@ class EventService:
                                          self.elector.leading, floor,
                                          self.pool)
                 self._senders[sub_id] = sender
-                for key, record in self._buffer:
-                    if sub.wants(record['MessageId'],
-                                 record['OriginOfCondition']['@odata.id']):
+                for key, record, namespace in self._buffer:
+                    if self._wanted(sub, record, namespace):
                         sender.offer(key, record)
 
     # requests
 
-    def test_event(self, record):
+    def test_event(self, record, namespace=None):
         """Queue ``record`` for every subscription that wants it.
 
         Sent by the process that got the request (whether it leads or
         not), through a queue per subscription of its own, by its pool.
+
+        :param namespace: that of the System the record's origin names;
+            None: the event reaches only owners of every namespace.
         """
         subs = self.store.list()  # Redfish errors for the request
-        origin = record['OriginOfCondition']['@odata.id']
         with self._lock:
             current = {sub.id: sub for sub in subs}
             for sub_id in list(self._testers):
@@ -335,7 +363,7 @@ class EventService:
                     tester.stop()
             key = (0, next(self._test_keys))
             for sub in subs:
-                if not sub.wants(record['MessageId'], origin):
+                if not self._wanted(sub, record, namespace):
                     continue
                 tester = self._testers.get(sub.id)
                 if tester is None:

@@ -76,6 +76,10 @@ class Subscription:
     subordinate_resources: bool = False
     event_types: typing.Optional[typing.Tuple[str, ...]] = None
     headers: typing.Tuple[typing.Tuple[str, str], ...] = ()
+    #: The user who created it ('' before accounts were kept): only they,
+    #: and an Administrator, see it; it gets the events of the namespaces
+    #: their account reaches.
+    owner: str = ''
     #: resourceVersion of the Secret: events of later changes are sent.
     since: int = 0
 

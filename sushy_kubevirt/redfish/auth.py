@@ -37,7 +37,9 @@ A client whose authentications keep failing gets a 429 with
 ``Retry-After`` before any check (:mod:`sushy_kubevirt.accounts.throttle`,
 per process); a user of the auth file locked out
 (:mod:`sushy_kubevirt.accounts.lockout`, shared through Kubernetes) gets
-the same 401 as for a wrong password. bcrypt reads at
+the same 401 as for a wrong password, and so does a user the accounts
+file (:mod:`sushy_kubevirt.accounts.accountsfile`) names not. bcrypt
+reads at
 most 72 bytes of a password: a longer one is refused (after a check of
 the same cost), never truncated.
 """
@@ -52,6 +54,7 @@ import bcrypt
 from sushy_tools.emulator import main
 from werkzeug import wrappers
 
+from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
@@ -166,12 +169,17 @@ class Middleware(main.RedfishAuthMiddleware):
     :param wrapped: the WSGI callable to pass authenticated requests to.
     :param store: ``store()`` returns the kubevirt driver's session
         :class:`~sushy_kubevirt.accounts.sessionstore.Store`, else None.
+    :param accounts: ``accounts()`` returns its
+        :class:`~sushy_kubevirt.accounts.accountsfile.AccountsFile`, else
+        None (every user of the auth file has an account).
     """
 
-    def __init__(self, app, wrapped, store):  # noqa: the parent's is unfit
+    def __init__(self, app, wrapped, store,  # noqa: the parent's is unfit
+                 accounts=lambda: None):
         self.flask_app = app
         self.wrapped = wrapped
         self._store = store
+        self._accounts = accounts
         self._stock = {}
         self._throttles = {}
 
@@ -249,6 +257,15 @@ class Middleware(main.RedfishAuthMiddleware):
             if not verify(auth_file, user, password, store.lockout):
                 LOG.info('Refused the credentials of user %r', user)
                 return _refusal('Incorrect user name or password')
+            if not has_account(self._accounts(), user):
+                LOG.info('Refused user %r: the accounts file gives them '
+                         'no role', user)
+                return _refusal('User %s has no role here' % user)
+        except accountsfile.AccountsError as exc:
+            LOG.error('Refusing requests: %s', exc)
+            return _refusal('The accounts file cannot be read', code=503,
+                            message_id='ServiceTemporarilyUnavailable',
+                            args=(5,), headers={'Retry-After': '5'})
         except apierrors.ApiError as exc:
             LOG.warning('Cannot read sessions or the account lockout: %s',
                         type(exc).__name__)
@@ -259,11 +276,19 @@ class Middleware(main.RedfishAuthMiddleware):
         return None
 
 
-def wrap(app, store):
+def has_account(accounts, user):
+    """Whether ``user`` may log in: named by the accounts file, if any.
+
+    :raises accountsfile.AccountsError: the file cannot be read.
+    """
+    return accounts is None or accounts.get(user) is not None
+
+
+def wrap(app, store, accounts):
     """Put :class:`Middleware` around ``app``'s WSGI callable (once)."""
     current = app.wsgi_app
     if isinstance(current, Middleware):
         return
     if isinstance(current, main.RedfishAuthMiddleware):
         current = current.app   # sushy-tools' own, made by configure()
-    app.wsgi_app = Middleware(app, current, store)
+    app.wsgi_app = Middleware(app, current, store, accounts)

@@ -33,11 +33,11 @@ import flask
 from flask.json import provider as json_provider
 from werkzeug import exceptions
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt import config
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import jsonbody
-from sushy_kubevirt.redfish import privileges
 
 #: The name of the extension points that apply to every request.
 EVERY = '*'

@@ -26,10 +26,10 @@ import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
-from sushy_kubevirt.redfish import privileges
 
 _METHOD = 'get_bios_settings'
 APPLY_TIMES = ('OnReset',)

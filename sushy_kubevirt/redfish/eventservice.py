@@ -16,8 +16,14 @@ Served when the systems driver has an EventService
 (``SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE``; see
 :mod:`sushy_kubevirt.events`): the subscriptions are kept in Kubernetes,
 so every worker and replica answers the same.
+
+A subscription belongs to the user who created it: another user's is a
+404, as one that does not exist, except to an account that may
+configure users or the manager. Its owner gets the events of the
+namespaces their account reaches (:mod:`sushy_kubevirt.events.service`).
 """
 
+import dataclasses
 import datetime
 import json
 import uuid
@@ -25,11 +31,13 @@ import uuid
 import flask
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.events import subscriptions
 from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import access
+from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
-from sushy_kubevirt.redfish import privileges
 
 EVENT_SERVICE = '/redfish/v1/EventService'
 _TEST_EVENT = 'EventService.SubmitTestEvent'
@@ -86,17 +94,32 @@ def event_service():
     })
 
 
+def _user():
+    return flask.request.environ.get(auth.USER_KEY) or ''
+
+
+def _visible(sub):
+    return access.may_manage_others() or sub.owner == _user()
+
+
+def _subscription(service, sub_id):
+    sub = service.store.get(sub_id)
+    if not _visible(sub):
+        raise error.NotFound('Subscription %s not found' % sub_id)
+    return sub
+
+
 @base.route(subscriptions.COLLECTION, GET=privileges.LOGIN,
-            POST=privileges.CONFIGURE_MANAGER)
+            POST=privileges.CONFIGURE_COMPONENTS)
 def event_subscriptions():
     service = _events()
     if flask.request.method == 'POST':
         sub = subscriptions.parse(base.json_body(), service.policy(),
                                   service.settings.timeout)
-        sub = service.store.create(sub)
+        sub = service.store.create(dataclasses.replace(sub, owner=_user()))
         return base.json_response(sub.body(), 201, {
             'Location': '%s/%s' % (subscriptions.COLLECTION, sub.id)})
-    subs = service.store.list()
+    subs = [sub for sub in service.store.list() if _visible(sub)]
     return base.json_response({
         '@odata.type': '#EventDestinationCollection.'
                        'EventDestinationCollection',
@@ -109,13 +132,14 @@ def event_subscriptions():
 
 
 @base.route(subscriptions.COLLECTION + '/<sub_id>', GET=privileges.LOGIN,
-            DELETE=privileges.CONFIGURE_MANAGER)
+            DELETE=privileges.CONFIGURE_COMPONENTS)
 def event_subscription(sub_id):
     service = _events()
+    sub = _subscription(service, sub_id)
     if flask.request.method == 'DELETE':
-        service.store.delete(sub_id)
+        service.store.delete(sub.id)
         return flask.Response(status=204)
-    return base.json_response(service.store.get(sub_id).body())
+    return base.json_response(sub.body())
 
 
 def _test_event(body):
@@ -166,5 +190,26 @@ def _test_event(body):
 @base.route(_TEST_EVENT_URI, POST=privileges.CONFIGURE_MANAGER)
 def submit_test_event():
     service = _events()
-    service.test_event(_test_event(base.json_body()))
+    record = _test_event(base.json_body())
+    service.test_event(record, _namespace_of(
+        record['OriginOfCondition']['@odata.id']))
     return flask.Response(status=204)
+
+
+def _namespace_of(origin):
+    """The namespace of the System ``origin`` names (or is under)."""
+    prefix, _, rest = origin.partition('/redfish/v1/Systems/')
+    systems = base.systems_driver(flask.current_app, 'find_vm')
+    if prefix or not rest or systems is None:
+        return None
+    ident = rest.partition('/')[0]
+    for _ in range(2):
+        try:
+            vm = systems.find_vm(ident)
+        except error.AliasAccessError as exc:
+            ident = exc.args[0]
+            continue
+        except error.NotFound:
+            return None
+        return vm['metadata']['namespace']
+    return None

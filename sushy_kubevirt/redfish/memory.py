@@ -23,8 +23,8 @@ import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.redfish import base
-from sushy_kubevirt.redfish import privileges
 
 MEMBER = 'GuestMemory'
 _SYSTEM = '/redfish/v1/Systems/%s'

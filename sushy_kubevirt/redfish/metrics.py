@@ -19,8 +19,8 @@ for a Prometheus scraper. 404 for drivers that export none.
 import flask
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.redfish import base
-from sushy_kubevirt.redfish import privileges
 
 CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 

@@ -15,7 +15,7 @@
 The sessions themselves are Secrets (:mod:`sushy_kubevirt.accounts.
 sessionstore`), so every worker and replica sees a login and a logout at
 once. A user sees and deletes only their own sessions: another user's
-is a 404, as one that does not exist.
+is a 404, as one that does not exist, whatever the role.
 """
 
 import time
@@ -23,11 +23,12 @@ import time
 import flask
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt import errormap
 from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import access
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import base
-from sushy_kubevirt.redfish import privileges
 from sushy_kubevirt.redfish import root
 
 
@@ -110,6 +111,11 @@ def _login(store):
         raise messages.RedfishError(
             'NoValidSession', code=401, detail='Incorrect user name or '
             'password', headers={'WWW-Authenticate': auth.CHALLENGE})
+    if auth_file and access.account_of(app, user) is None:
+        app.logger.info('Login refused for user %r: no role', user)
+        raise messages.RedfishError(
+            'NoValidSession', code=401, detail='User %s has no role here'
+            % user, headers={'WWW-Authenticate': auth.CHALLENGE})
     session, token = store.create(user)
     app.logger.info('Session %s created for user %r', session.id, user)
     location = '%s/%s' % (root.SESSIONS, session.id)

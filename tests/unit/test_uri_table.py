@@ -19,6 +19,7 @@ route changes, this test fails and prints the table to paste there.
 
 import pathlib
 
+from sushy_kubevirt import hooks
 from sushy_kubevirt import plugin
 
 DOC = (pathlib.Path(__file__).parents[2] / 'doc' / 'source'
@@ -51,3 +52,15 @@ def test_the_docs_show_the_declared_table():
 def test_every_method_declares_a_privilege():
     for rule, needs, _ in plugin.uri_table():
         assert needs and all(needs.values()), rule
+
+
+def test_every_route_served_is_declared():
+    from sushy_tools.emulator import main
+
+    needs = hooks.privilege_table(plugin.EXTENSION_POINTS
+                                  + plugin.UNCHANGED_ROUTES)
+    undeclared = sorted(
+        (rule.rule, method) for rule in main.app.url_map.iter_rules()
+        for method in rule.methods - {'HEAD', 'OPTIONS'}
+        if (rule.endpoint, method) not in needs)
+    assert undeclared == []

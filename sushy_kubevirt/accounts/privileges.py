@@ -10,12 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The Redfish privileges a route declares it needs (DSP0266 13.2).
+"""The Redfish privileges, and the roles that hold them (DSP0266 13.2).
 
 Each route of :data:`sushy_kubevirt.plugin.EXTENSION_POINTS` and of
 :data:`sushy_kubevirt.redfish.base.ROUTES` maps every method it serves
 to one of these, as DMTF's Redfish privilege registry
 (``Redfish_1.5.0_PrivilegeRegistry``) does for the standard resources.
+:data:`ROLES` are the predefined roles with the privileges DSP0266 gives
+them.
 """
 
 #: Served without authentication (the service root, the login).
@@ -34,3 +36,12 @@ READ = {'GET': LOGIN}
 COMPONENT = {'GET': LOGIN, 'PATCH': CONFIGURE_COMPONENTS}
 #: An action on a component (``POST .../Actions/...``).
 COMPONENT_ACTION = {'POST': CONFIGURE_COMPONENTS}
+
+#: The predefined roles (``Role.v1_3_1``, ``RoleId``) -> their privileges.
+ROLES = {
+    'Administrator': (LOGIN, CONFIGURE_MANAGER, CONFIGURE_USERS,
+                      CONFIGURE_COMPONENTS, CONFIGURE_SELF),
+    'Operator': (LOGIN, CONFIGURE_COMPONENTS, CONFIGURE_SELF),
+    'ReadOnly': (LOGIN, CONFIGURE_SELF),
+}
+ADMINISTRATOR = 'Administrator'

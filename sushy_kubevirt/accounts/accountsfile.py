@@ -1,0 +1,161 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The accounts file: each user's role and the namespaces they reach.
+
+``SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_FILE`` names a YAML file that gives
+each user of the htpasswd file a predefined role
+(:data:`~sushy_kubevirt.accounts.privileges.ROLES`) and, optionally, the
+namespaces whose VirtualMachines they reach::
+
+    accounts:
+      admin: {role: Administrator}
+      alice: {role: Operator, namespaces: [team-a]}
+      auditor: {role: ReadOnly, namespaces: [team-a, team-b]}
+
+An account without ``namespaces`` reaches every namespace served. A user
+the file does not name cannot log in. Without the setting every
+authenticated user is an Administrator of everything served.
+
+The file is read again when its modification time or size changes, as
+the htpasswd file is read for every request; a file that no longer parses
+refuses every request (:class:`AccountsError`) until it is fixed, rather
+than keeping access that an edit meant to take away.
+"""
+
+import dataclasses
+import os
+import threading
+import typing
+
+import yaml
+
+from sushy_kubevirt.accounts import privileges
+
+
+class AccountsError(ValueError):
+    """The accounts file cannot be read or is not valid."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Account:
+    """One user's role and reach."""
+
+    #: The user name (of the htpasswd file).
+    name: str
+    #: A predefined role (:data:`~.privileges.ROLES`).
+    role: str
+    #: The namespaces reached; None: every namespace served.
+    namespaces: typing.Optional[typing.FrozenSet[str]] = None
+
+    @property
+    def privileges(self):
+        return privileges.ROLES[self.role]
+
+    def allows(self, privilege):
+        """Whether the role holds ``privilege`` (NoAuth: always)."""
+        return privilege == privileges.NO_AUTH or \
+            privilege in self.privileges
+
+    def reaches(self, namespace):
+        """Whether VMs of ``namespace`` exist for this account."""
+        return self.namespaces is None or namespace in self.namespaces
+
+
+def administrator(name):
+    """The account of every user when no accounts file is set."""
+    return Account(name, privileges.ADMINISTRATOR)
+
+
+def _account(name, entry, path):
+    where = '%s: account %r' % (path, name)
+    if not isinstance(entry, dict):
+        raise AccountsError('%s must be a mapping with a role' % where)
+    extra = sorted(set(entry) - {'role', 'namespaces'})
+    if extra:
+        raise AccountsError('%s has unknown keys %s (role, namespaces)'
+                            % (where, ', '.join(extra)))
+    role = entry.get('role')
+    if role not in privileges.ROLES:
+        raise AccountsError('%s: role %r is not one of %s' % (
+            where, role, ', '.join(privileges.ROLES)))
+    namespaces = entry.get('namespaces')
+    if namespaces is not None:
+        if not isinstance(namespaces, list) or not namespaces or not all(
+                isinstance(n, str) and n for n in namespaces):
+            raise AccountsError('%s: namespaces must be a non-empty list of '
+                                'names; leave it out to reach every '
+                                'namespace' % where)
+        namespaces = frozenset(namespaces)
+    return Account(name, role, namespaces)
+
+
+def parse(text, path='accounts file'):
+    """``{user: Account}`` of the file's text.
+
+    :raises AccountsError: naming the file and the account.
+    """
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise AccountsError('%s is not valid YAML: %s' % (path, exc)) \
+            from None
+    accounts = (document or {}).get('accounts') \
+        if isinstance(document, dict) else None
+    if not isinstance(accounts, dict):
+        raise AccountsError('%s must hold a mapping "accounts" of user '
+                            'names' % path)
+    return {str(name): _account(str(name), entry, path)
+            for name, entry in accounts.items()}
+
+
+class AccountsFile:
+    """The accounts of ``path``, read again whenever the file changes."""
+
+    def __init__(self, path):
+        self.path = path
+        self._lock = threading.Lock()
+        self._stamp = None
+        self._accounts = {}
+        self._error = None
+
+    def _current(self):
+        try:
+            stat = os.stat(self.path)
+            stamp = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        except OSError as exc:
+            raise AccountsError('Cannot read the accounts file %s: %s'
+                                % (self.path, exc.strerror)) from None
+        with self._lock:
+            if stamp != self._stamp:
+                try:
+                    with open(self.path, 'rb') as stream:
+                        self._accounts = parse(stream.read(), self.path)
+                    self._error = None
+                except (OSError, AccountsError) as exc:
+                    self._accounts, self._error = {}, AccountsError(
+                        str(exc))
+                self._stamp = stamp
+            if self._error is not None:
+                raise self._error
+            return self._accounts
+
+    def get(self, user):
+        """The Account of ``user``, or None when the file does not name it.
+
+        :raises AccountsError: the file cannot be read or is not valid.
+        """
+        return self._current().get(user)
+
+    def accounts(self):
+        """Every account, by user name."""
+        return sorted(self._current().values(), key=lambda a: a.name)
