@@ -32,6 +32,7 @@ from sushy_kubevirt.accounts import tenancy
 from sushy_kubevirt.redfish import access
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import oem
 from sushy_kubevirt.redfish import root
 from sushy_kubevirt.redfish import sessions
 
@@ -77,7 +78,7 @@ def _account_uri(name):
 
 def account(acct):
     """A ManagerAccount; ``Oem`` names the namespaces it reaches."""
-    return {
+    body = {
         '@odata.type': '#ManagerAccount.v1_7_0.ManagerAccount',
         '@odata.id': _account_uri(acct.name),
         'Id': acct.name,
@@ -89,11 +90,11 @@ def account(acct):
         'Password': None,
         'AccountTypes': ['Redfish'],
         'Links': {'Role': {'@odata.id': '%s/%s' % (ROLES, acct.role)}},
-        'Oem': {'SushyKubevirt': {
-            '@odata.type': '#SushyKubevirt.v1_0_0.ManagerAccount',
-            'Namespaces': None if acct.namespaces is None
-            else sorted(acct.namespaces)}},
+        'Oem': {oem.VENDOR: {'Namespaces': None if acct.namespaces is None
+                             else sorted(acct.namespaces)}},
     }
+    oem.typed(body, 'ManagerAccount')
+    return body
 
 
 def collection(odata_type, uri, name, members):

@@ -13,7 +13,9 @@
 """``/metrics``: the systems driver's Prometheus text.
 
 Not a Redfish resource: the watch cache's and the API calls' counters
-for a Prometheus scraper. 404 for drivers that export none.
+for a Prometheus scraper. 404 for drivers that export none. They count
+every namespace served, so reading them needs ConfigureManager, as the
+Manager's own settings do.
 """
 
 import flask
@@ -25,7 +27,7 @@ from sushy_kubevirt.redfish import base
 CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
 
-@base.route('/metrics', GET=privileges.LOGIN)
+@base.route('/metrics', GET=privileges.CONFIGURE_MANAGER)
 def metrics():
     """The systems driver's ``metrics_text()``; 404 for other drivers."""
     systems = base.systems_driver(flask.current_app, 'metrics_text')
