@@ -18,6 +18,10 @@
 * Ironic (PyPI, pinned by ``tox -e ironic``) in standalone mode: one
   ``ironic`` process (API and conductor), sqlite, noauth,
   ``rpc_transport = none``, no message bus.
+
+With ``accounts``, the emulator has an htpasswd file and an accounts
+file: Ironic logs in as :data:`OPERATOR`, an Operator scoped to the
+VMs' namespace, and the test reads as :data:`ADMIN`.
 """
 
 import contextlib
@@ -28,6 +32,7 @@ import subprocess
 import sys
 import threading
 
+import bcrypt
 import requests
 from tests import backend
 from tests.functional.emulator import harness
@@ -40,6 +45,13 @@ READY_TIMEOUT = 120.0
 WORKERS = 2
 #: Ironic's defaults that the lifecycle must hold with, spelled out.
 POWER_SYNC_INTERVAL = 60
+PASSWORD = 'Ironic-s3cret'
+OPERATOR, ADMIN = 'ironic', 'admin'
+ACCOUNTS = """\
+accounts:
+  %s: {role: Operator, namespaces: [default]}
+  %s: {role: Administrator}
+""" % (OPERATOR, ADMIN)
 
 IRONIC_CONF = """\
 [DEFAULT]
@@ -183,14 +195,35 @@ class Stack:
     :param vendor: Ironic's ``enabled_vendor_interfaces``.
     """
 
-    def __init__(self, tmp, vms=3, settings=None, vendor='no-vendor'):
+    def __init__(self, tmp, vms=3, settings=None, vendor='no-vendor',
+                 accounts=False):
         self.tmp = str(tmp)
         self.vms = vms
         self.settings = dict(settings or {})
         self.vendor = vendor
+        #: Basic credentials of the test's own reads (None: no auth).
+        self.admin = (ADMIN, PASSWORD) if accounts else None
+        #: Ironic's ``redfish_username`` and ``redfish_password``.
+        self.credentials = {}
+        if accounts:
+            self.settings.update(self._accounts())
+            self.credentials = {'redfish_username': OPERATOR,
+                                'redfish_password': PASSWORD}
         self._exit = contextlib.ExitStack()
         self.sim = self.emulator = self.ironic = None
         self.http_url = self.iso_url = None
+
+    def _accounts(self):
+        htpasswd = os.path.join(self.tmp, 'htpasswd')
+        digest = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(6))
+        with open(htpasswd, 'w') as out:
+            for user in (OPERATOR, ADMIN):
+                out.write('%s:%s\n' % (user, digest.decode()))
+        accounts = os.path.join(self.tmp, 'accounts.yaml')
+        with open(accounts, 'w') as out:
+            out.write(ACCOUNTS)
+        return {'SUSHY_EMULATOR_AUTH_FILE': htpasswd,
+                'SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_FILE': accounts}
 
     def __enter__(self):
         try:
@@ -226,7 +259,7 @@ class Stack:
         self._exit.callback(self.ironic.stop)
         self.emulator.start()
         self.ironic.start()
-        self.emulator.wait_ready()
+        self.emulator.wait_ready(path='/redfish/v1/')
         self._warm_up()
         self.ironic.wait_ready()
 
@@ -235,7 +268,7 @@ class Stack:
         def synced():
             for _ in range(4):
                 requests.get(self.emulator.url + '/redfish/v1/Systems',
-                             timeout=10)
+                             auth=self.admin, timeout=10)
             return self.sim.request_log.count(
                 verb='list', resource='virtualmachines') >= WORKERS
         harness.wait_until(synced, 30, 0.2, 'both workers synced')

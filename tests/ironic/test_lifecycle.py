@@ -15,10 +15,11 @@
 The ``redfish`` hardware type with ``redfish`` inspection,
 ``redfish-virtual-media`` boot, ``ramdisk`` deploy and ``redfish`` BIOS,
 against the emulator under gunicorn (2 workers x 2 threads) and the
-simulator. Each step runs on the 3 nodes at once; its wall time per node
-and the Kubernetes API calls the emulator made meanwhile (the simulator's
-request log, watches excluded) are printed as a table. A failing step
-names the node, its state and Ironic's ``last_error``.
+simulator, Ironic logging in as an Operator whose account reaches only
+the VMs' namespace. Each step runs on the 3 nodes at once; its wall time
+per node and the Kubernetes API calls the emulator made meanwhile (the
+simulator's request log, watches excluded) are printed as a table. A
+failing step names the node, its state and Ironic's ``last_error``.
 
 Run by ``tox -e ironic`` (not collected by the default test run).
 """
@@ -48,8 +49,9 @@ IRONIC_REBUILD_BUG = "local variable 'auto_lessee'"
 class Node:
     """One VM enrolled in Ironic."""
 
-    def __init__(self, index, sim, emulator_url):
+    def __init__(self, index, sim, emulator_url, auth=None):
         self.index = index
+        self.auth = auth
         self.vm = 'vm-%05d' % index
         self.uuid = identity.firmware_uuid(harness.vm(sim, self.vm))
         system_id = self.uuid if ID_FORMS[index] == 'uuid' else self.vm
@@ -60,7 +62,8 @@ class Node:
         self.rebuild_bug = False
 
     def get(self, sub=''):
-        response = requests.get(self.redfish + sub, timeout=10)
+        response = requests.get(self.redfish + sub, auth=self.auth,
+                                timeout=10)
         assert response.status_code == 200, (sub, response.text)
         return response.json()
 
@@ -69,7 +72,8 @@ class Node:
 def lab(tmp_path_factory):
     if not os.path.exists(os.path.join(stack.BIN, 'ironic')):
         pytest.skip('Ironic is not installed here: run tox -e ironic')
-    with stack.Stack(tmp_path_factory.mktemp('ironic'), vms=3) as lab:
+    with stack.Stack(tmp_path_factory.mktemp('ironic'), vms=3,
+                     accounts=True) as lab:
         yield lab
 
 
@@ -127,7 +131,8 @@ class Recorder:
 
 def test_lifecycle(lab, capsys):
     api = client.Ironic(lab.ironic.url)
-    nodes = [Node(i, lab.sim, lab.emulator.url) for i in range(3)]
+    nodes = [Node(i, lab.sim, lab.emulator.url, lab.admin)
+             for i in range(3)]
     run = Recorder(lab, nodes)
     try:
         _lifecycle(lab, api, run)
@@ -151,7 +156,8 @@ def _lifecycle(lab, api, run):
             'name': 'node-%d' % node.index, 'driver': 'redfish',
             'driver_info': {
                 'redfish_address': lab.emulator.url,
-                'redfish_system_id': node.system_path},
+                'redfish_system_id': node.system_path,
+                **lab.credentials},
             'boot_interface': 'redfish-virtual-media',
             'deploy_interface': 'ramdisk',
             'inspect_interface': 'redfish',
@@ -263,7 +269,8 @@ def _lifecycle(lab, api, run):
 
 def _members(node, sub):
     return [requests.get(node.redfish.split('/redfish/')[0]
-                         + m['@odata.id'], timeout=10).json()
+                         + m['@odata.id'], auth=node.auth,
+                         timeout=10).json()
             for m in node.get(sub)['Members']]
 
 
@@ -277,7 +284,8 @@ def _check_bios(api, node, value):
     setting = api.get('/nodes/%s/bios/%s' % (node.ident, BIOS_SETTING))
     assert setting[BIOS_SETTING]['value'] == value, setting
     bios = requests.get(node.redfish.split('/redfish/')[0]
-                        + node.get()['Bios']['@odata.id'], timeout=10)
+                        + node.get()['Bios']['@odata.id'], auth=node.auth,
+                        timeout=10)
     assert bios.json()['Attributes'][BIOS_SETTING] == value
 
 
