@@ -13,7 +13,8 @@
 """A kube-apiserver + KubeVirt + CDI simulator on 127.0.0.1.
 
 ``Simulator`` owns the store, the HTTP API server, fault injection, the
-request log, the authorizer, the CRD schemas (``schemas``) and the fault
+request log, the authorizer (and the RBAC objects and reviews of
+``rbac`` and ``reviews``), the CRD schemas (``schemas``) and the fault
 control API (``control``); ``virt``, ``cdi`` and ``objects`` install
 controllers and subresources and seed objects.
 """
@@ -32,7 +33,9 @@ from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import kubeconfig
 from sushy_kubevirt.simulator import namespaces
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import rbac
 from sushy_kubevirt.simulator import requestlog
+from sushy_kubevirt.simulator import reviews
 from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import storage
 from sushy_kubevirt.simulator import virt
@@ -62,7 +65,7 @@ STORAGECLASSES = ResourceType('storage.k8s.io', 'v1', 'storageclasses',
 LEASES = ResourceType('coordination.k8s.io', 'v1', 'leases', 'Lease',
                       status_subresource=False, custom=False)
 CORE_RESOURCES = (NAMESPACES, SECRETS, CONFIGMAPS, PVCS, PVS, EVENTS,
-                  STORAGECLASSES, LEASES)
+                  STORAGECLASSES, LEASES) + rbac.RESOURCES + reviews.RESOURCES
 ADMIN_TOKEN = 'sushy-kubevirt-admin'
 LOG = logging.getLogger(__name__)
 

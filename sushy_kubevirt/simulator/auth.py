@@ -10,12 +10,23 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Bearer-token authentication and a first-match authorization table."""
+"""Bearer-token authentication and a first-match authorization table.
+
+Tokens are static, like kube-apiserver's ``--token-auth-file``: each names
+a user (also its uid) and its groups; the administrator's token is in
+``system:masters``. An authenticated user is also in
+``system:authenticated``, and a ServiceAccount's in
+``system:serviceaccounts`` and ``system:serviceaccounts:NS``.
+"""
 
 import fnmatch
 import threading
 
 from sushy_kubevirt.simulator import apistatus
+
+MASTERS = 'system:masters'
+AUTHENTICATED = 'system:authenticated'
+SERVICE_ACCOUNT_PREFIX = 'system:serviceaccount:'
 
 
 class Authorizer:
@@ -29,12 +40,29 @@ class Authorizer:
     def __init__(self, admin_token, admin_user='admin'):
         self._lock = threading.Lock()
         self.tokens = {admin_token: admin_user}
+        self.groups = {admin_token: (MASTERS,)}
         self.rules = []
         self.default_allow = True
 
-    def add_token(self, token, user):
+    def add_token(self, token, user, groups=()):
         with self._lock:
             self.tokens[token] = user
+            self.groups[token] = tuple(groups)
+
+    def identity(self, token):
+        """``(user, groups)`` of a token, or None if it is unknown."""
+        with self._lock:
+            user = self.tokens.get(token)
+            groups = self.groups.get(token, ())
+        if user is None:
+            return None
+        groups = list(groups)
+        prefix, _, rest = user.partition(SERVICE_ACCOUNT_PREFIX)
+        namespace = rest.split(':')[0]
+        if not prefix and rest.count(':') == 1 and namespace:
+            groups += ['system:serviceaccounts',
+                       'system:serviceaccounts:' + namespace]
+        return user, list(dict.fromkeys(groups + [AUTHENTICATED]))
 
     def authenticate(self, header):
         """User name for an ``Authorization`` header; 401 otherwise."""

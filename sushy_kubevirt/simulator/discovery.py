@@ -23,6 +23,8 @@ served where virt-api serves it, ``/apis/subresources.kubevirt.io/v1/
 version``; CDI has no such endpoint.
 """
 
+from sushy_kubevirt.simulator import reviews
+
 VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch',
          'update', 'watch']
 SUB_VERBS = ['get', 'patch', 'update']
@@ -82,7 +84,7 @@ def resource_list(store, subresources, group, version):
             continue
         entry = {'name': rt.plural, 'singularName': rt.singular,
                  'namespaced': rt.namespaced, 'kind': rt.kind,
-                 'verbs': VERBS}
+                 'verbs': reviews.VERBS if reviews.is_review(rt) else VERBS}
         if rt.short_names:
             entry['shortNames'] = list(rt.short_names)
         resources.append(entry)

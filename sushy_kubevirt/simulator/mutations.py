@@ -21,7 +21,7 @@ pruned unknown fields and repeated keys do: ``Strict`` rejects the write
 (400 for create and update, 422 ``patch: Invalid value`` for JSON and
 merge patches), ``Warn`` (the default since Kubernetes 1.27) answers with
 ``Warning`` headers, ``Ignore`` prunes silently. Apply patches go through
-``fieldmanager``.
+``fieldmanager``. A create of a review type is answered by ``reviews``.
 """
 
 from sushy_kubevirt.simulator import apistatus
@@ -31,6 +31,7 @@ from sushy_kubevirt.simulator import fieldmanager
 from sushy_kubevirt.simulator import garbagecollector
 from sushy_kubevirt.simulator import namespaces
 from sushy_kubevirt.simulator import patches
+from sushy_kubevirt.simulator import reviews
 from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import selectors
 from sushy_kubevirt.simulator import storage
@@ -42,6 +43,8 @@ OPTIONS = {'create': 'CreateOptions', 'update': 'UpdateOptions',
 def create(api, req, obj, headers, operation='Update'):
     rt = req.rt
     _check_kind(rt, obj)
+    if reviews.is_review(rt):  # answered, never stored
+        return reviews.create(api.sim, rt, obj, _manager(req, headers))
     meta = obj.setdefault('metadata', {})
     if rt.namespaced:
         if meta.get('namespace') and meta['namespace'] != req.namespace:

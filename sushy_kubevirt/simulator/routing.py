@@ -22,6 +22,7 @@ from sushy_kubevirt.simulator import discovery
 from sushy_kubevirt.simulator import encoding
 from sushy_kubevirt.simulator import listing
 from sushy_kubevirt.simulator import mutations
+from sushy_kubevirt.simulator import reviews
 from sushy_kubevirt.simulator import storage
 
 
@@ -136,6 +137,8 @@ def _route_resource(store, subresources, req, rest):
                             not rt.status_subresource):
         raise PlainNotFound()
     req.rt = rt
+    if reviews.is_review(rt) and (req.method, req.name) != ('POST', None):
+        raise reviews.not_served(req)
     req.verb = _verb(req, watch_prefix)
 
 
