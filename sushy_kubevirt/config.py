@@ -44,6 +44,11 @@ _HOST_NAME = re.compile(
     r'(\.[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9])?)*$')
 
 
+#: The values of ``SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE``.
+FILE, KUBERNETES = 'file', 'kubernetes'
+ACCOUNTS_SOURCES = (FILE, KUBERNETES)
+
+
 class ConfigError(ValueError):
     """A setting has a wrong type or value; the message names the key."""
 
@@ -133,10 +138,16 @@ class Settings:
     qps: float = 20.0
     #: Live calls allowed in a burst above ``qps``.
     burst: int = 40
+    #: Where accounts come from: ``file`` (the htpasswd file, with
+    #: :attr:`accounts_file`) or ``kubernetes`` (bearer tokens, the
+    #: cluster's RBAC; :mod:`sushy_kubevirt.accounts.sources`).
+    accounts_source: str = FILE
     #: YAML file giving each user a role and namespaces
     #: (:mod:`sushy_kubevirt.accounts.accountsfile`); None: every
     #: authenticated user is an Administrator of everything served.
     accounts_file: typing.Optional[str] = None
+    #: Seconds a TokenReview or SubjectAccessReview answer is reused.
+    access_cache_ttl: float = 10.0
     #: The virtual-media settings.
     vmedia: Vmedia = Vmedia()
     #: The EventService settings.
@@ -155,6 +166,7 @@ SESSION_LIMIT_KEY = _key('session_limit')
 LOCKOUT_THRESHOLD_KEY = _key('account_lockout_threshold')
 LOCKOUT_DURATION_KEY = _key('account_lockout_duration')
 LOCKOUT_RESET_KEY = _key('account_lockout_counter_reset_after')
+ACCOUNTS_SOURCE_KEY = _key('accounts_source')
 AUTH_FAILURE_RATE_KEY = _key('auth_failure_rate')
 AUTH_FAILURE_BURST_KEY = _key('auth_failure_burst')
 AUTH_KEYS = (SESSION_TIMEOUT_KEY, SESSION_NAMESPACE_KEY, SESSION_LIMIT_KEY,
@@ -324,6 +336,16 @@ def load(config):
     """
     warn_unknown(config)
     defaults = Settings()
+    source = config.get(ACCOUNTS_SOURCE_KEY, defaults.accounts_source)
+    if source not in ACCOUNTS_SOURCES:
+        raise ConfigError('%s must be one of %s, got %r' % (
+            ACCOUNTS_SOURCE_KEY, ', '.join(ACCOUNTS_SOURCES), source))
+    accounts_file = _optional_str(config, _key('accounts_file'))
+    if accounts_file and source == KUBERNETES:
+        raise ConfigError('%s is for the file source; with %s = %r the '
+                          "cluster's RBAC decides" % (
+                              _key('accounts_file'), ACCOUNTS_SOURCE_KEY,
+                              KUBERNETES))
     return Settings(
         kubeconfig=_optional_str(config, _key('kubeconfig')),
         context=_optional_str(config, _key('context')),
@@ -332,7 +354,11 @@ def load(config):
         qps=float(_number(config, _key('qps'), (int, float),
                           defaults.qps)),
         burst=_number(config, _key('burst'), int, defaults.burst),
-        accounts_file=_optional_str(config, _key('accounts_file')),
+        accounts_source=source,
+        accounts_file=accounts_file,
+        access_cache_ttl=float(_number(
+            config, _key('access_cache_ttl'), (int, float),
+            defaults.access_cache_ttl, strict=False)),
         vmedia=_vmedia(config),
         events=_events(config),
     )

@@ -22,6 +22,7 @@ shipped RBAC only, and a test that needs what only the simulator has
 """
 
 import os
+import secrets
 
 import pytest
 import requests
@@ -84,3 +85,28 @@ def admin_request(sim, method, path, body=None):
                               headers={'Authorization': 'Bearer '
                                        + sim.token})
     return answer.status_code, answer.json() if answer.content else None
+
+
+def allow_reviews(sim):
+    """Let the emulator make TokenReviews and SubjectAccessReviews.
+
+    On the real backend, binds the shipped ``kubernetes-accounts``
+    component; the simulator lets the emulator do everything.
+    """
+    if REAL:
+        from sushy_kubevirt.controlplane import rbac
+        rbac.bind_reviews(sim.control_plane)
+
+
+def service_account_token(sim, namespace, name):
+    """A bearer token of ServiceAccount ``namespace/name``: ``(token, user)``.
+
+    The API server's own on the real backend; on the simulator, a static
+    token (which gets a ServiceAccount's groups there too).
+    """
+    user = 'system:serviceaccount:%s:%s' % (namespace, name)
+    if REAL:
+        return sim.control_plane.service_account_token(namespace, name), user
+    token = secrets.token_urlsafe(24)
+    sim.authz.add_token(token, user)
+    return token, user

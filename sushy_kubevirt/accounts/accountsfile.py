@@ -58,6 +58,11 @@ class Account:
     namespaces: typing.Optional[typing.FrozenSet[str]] = None
 
     @property
+    def groups(self):
+        """Kubernetes groups: none (the file names users)."""
+        return ()
+
+    @property
     def privileges(self):
         return privileges.ROLES[self.role]
 
@@ -67,7 +72,7 @@ class Account:
             privilege in self.privileges
 
     def reaches(self, namespace):
-        """Whether VMs of ``namespace`` exist for this account."""
+        """Whether VMs of ``namespace`` (None: of every one) exist for it."""
         return self.namespaces is None or namespace in self.namespaces
 
 
@@ -149,9 +154,10 @@ class AccountsFile:
                 raise self._error
             return self._accounts
 
-    def get(self, user):
+    def account(self, user, groups=()):
         """The Account of ``user``, or None when the file does not name it.
 
+        :param groups: ignored (the file names users only).
         :raises AccountsError: the file cannot be read or is not valid.
         """
         return self._current().get(user)

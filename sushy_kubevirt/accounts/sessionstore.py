@@ -39,6 +39,7 @@ import collections
 import dataclasses
 import hashlib
 import hmac
+import json
 import logging
 import re
 import secrets
@@ -56,6 +57,9 @@ LABEL = 'sushy-kubevirt.io/session'
 #: Label of the owner: the start of the SHA-256 of the user name.
 OWNER = 'sushy-kubevirt.io/session-owner'
 USER = 'sushy-kubevirt.io/user'
+#: The user's Kubernetes groups (a JSON list), when the cluster's RBAC
+#: decides access.
+GROUPS = 'sushy-kubevirt.io/groups'
 CREATED = 'sushy-kubevirt.io/created'
 USED = 'sushy-kubevirt.io/last-used'
 PREFIX = 'sushy-session-'
@@ -80,7 +84,9 @@ TIMEOUT_KEY = config.SESSION_TIMEOUT_KEY
 NAMESPACE_KEY = config.SESSION_NAMESPACE_KEY
 LIMIT_KEY = config.SESSION_LIMIT_KEY
 
-Session = collections.namedtuple('Session', 'id user created used')
+Session = collections.namedtuple('Session', 'id user created used groups',
+                                 defaults=((),))
+_MAX_GROUPS = 256
 
 
 @dataclasses.dataclass(frozen=True)
@@ -165,7 +171,18 @@ def _parse(secret):
     if not digest or not _HEX64.match(digest):
         raise ValueError('no valid %s' % DIGEST)
     return Session(name[len(PREFIX):], user, _time(notes.get(CREATED)),
-                   _time(notes.get(USED))), digest
+                   _time(notes.get(USED)), _groups(notes.get(GROUPS))), \
+        digest
+
+
+def _groups(value):
+    if value is None:
+        return ()
+    groups = json.loads(value)
+    if not isinstance(groups, list) or len(groups) > _MAX_GROUPS or not all(
+            isinstance(g, str) and 0 < len(g) <= _MAX_USER for g in groups):
+        raise ValueError('no valid %s annotation' % GROUPS)
+    return tuple(groups)
 
 
 class Store:
@@ -247,8 +264,8 @@ class Store:
 
     # sessions
 
-    def create(self, user):
-        """A new session of ``user``: ``(Session, token)``.
+    def create(self, user, groups=()):
+        """A new session of ``user`` (of ``groups``): ``(Session, token)``.
 
         :raises messages.RedfishError: SessionLimitExceeded (503).
         """
@@ -265,15 +282,17 @@ class Store:
         token = '%s.%s' % (body, self._tag(key, body))
         now = int(self._clock())
         digest = base64.b64encode(_digest(token).encode()).decode()
+        notes = {USER: user, CREATED: str(now), USED: str(now)}
+        if groups:
+            notes[GROUPS] = json.dumps(list(groups))
         self.cluster.create_secret(self.namespace, {
             'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
             'metadata': {
                 'name': PREFIX + sid,
                 'labels': {LABEL: 'true', OWNER: owner(user)},
-                'annotations': {USER: user, CREATED: str(now),
-                                USED: str(now)}},
+                'annotations': notes},
             'data': {DIGEST: digest}})
-        return Session(sid, user, now, now), token
+        return Session(sid, user, now, now, tuple(groups)), token
 
     def _read(self, sid):
         if not _ID.match(sid or '') or sid in self._gone:

@@ -82,6 +82,20 @@ def bind(cp, account_namespace, namespaces=(), cluster=False):
                                                doc['kind'].lower()), doc)
 
 
+def bind_reviews(cp, account_namespace=SERVICE_ACCOUNT):
+    """Bind the ``kubernetes-accounts`` component's ClusterRole.
+
+    TokenReviews and SubjectAccessReviews, for the ``kubernetes``
+    accounts source.
+    """
+    path = (manifests_dir() / 'components' / 'kubernetes-accounts' /
+            'reviews.yaml')
+    for doc in _documents(path):
+        if doc['kind'] == 'ClusterRoleBinding':
+            doc['subjects'] = _subject(account_namespace)
+        cp.apply('%s/%ss' % (RBAC_PATH, doc['kind'].lower()), doc)
+
+
 def emulator_kubeconfig(cp, path, namespaces=(), cluster=False,
                         account_namespace=SERVICE_ACCOUNT,
                         default_namespace=None):

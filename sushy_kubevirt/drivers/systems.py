@@ -27,6 +27,7 @@ from sushy_tools import error
 
 from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import sessionstore
+from sushy_kubevirt.accounts import sources
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import biossecrets
 from sushy_kubevirt.drivers import clusters
@@ -69,17 +70,16 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         cls._settings = config.load(config_)
         cls._session_settings = sessionstore.settings(
             config_, cls._settings.namespaces)
-        cls._accounts = None
         if cls._settings.accounts_file:
-            cls._accounts = accountsfile.AccountsFile(
-                cls._settings.accounts_file)
-            cls._accounts.accounts()   # a bad file stops the start
+            # A bad file stops the start.
+            accountsfile.AccountsFile(cls._settings.accounts_file).accounts()
         return cls
 
     def __init__(self):
         self._cluster = None
         self._lookup = None
         self._sessions = None
+        self._accounts = None
 
     @property
     def driver(self):
@@ -155,7 +155,9 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         return self._sessions
 
     def accounts(self):
-        """The accounts file (:mod:`.accounts.accountsfile`), else None."""
+        """The accounts (:mod:`.accounts.sources`), else None."""
+        if self._accounts is None:
+            self._accounts = sources.accounts(self.cluster, self._settings)
         return self._accounts
 
     def metrics_text(self):

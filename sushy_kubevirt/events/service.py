@@ -25,9 +25,10 @@ renewal it writes, per subscription, the key of the last event delivered
 and every later one. See ``doc/source/eventservice.rst`` for the exact
 guarantee.
 
-With an accounts file, a subscription gets the events of the namespaces
-its owner's account reaches now: checked as each event is queued, so an
-account's change applies to the events that follow it.
+With accounts (a file, or the cluster's identities), a subscription gets
+the events of the namespaces its owner's account reaches now: checked as
+each event is queued, so an account's change applies to the events that
+follow it (within the access cache's time for Kubernetes identities).
 """
 
 import atexit
@@ -42,6 +43,7 @@ import threading
 import time
 
 from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import sources
 from sushy_kubevirt.events import delivery
 from sushy_kubevirt.events import resourceevent
 from sushy_kubevirt.events import subscriptions
@@ -131,8 +133,8 @@ class EventService:
         #: The delivery threads of this process, for every subscription.
         self.pool = delivery.Pool(self.settings.workers)
         self._kube_settings = settings
-        self.accounts = accountsfile.AccountsFile(settings.accounts_file) \
-            if settings.accounts_file else None
+        #: The accounts file, the cluster's identities, or None.
+        self.accounts = sources.accounts(cluster, settings)
         self._policy = None
         self._facts = {}
         #: The latest VM, VMI and DataVolume of each name, from the events.
@@ -274,11 +276,10 @@ class EventService:
         if self.accounts is None or not sub.owner:
             return True
         try:
-            account = self.accounts.get(sub.owner)
+            account = self.accounts.account(sub.owner, sub.owner_groups)
         except accountsfile.AccountsError:
             return False
-        return account is not None and (account.namespaces is None or (
-            namespace is not None and account.reaches(namespace)))
+        return account is not None and account.reaches(namespace)
 
     def _wanted(self, sub, record, namespace):
         return sub.wants(record['MessageId'],

@@ -80,6 +80,8 @@ class Subscription:
     #: and an Administrator, see it; it gets the events of the namespaces
     #: their account reaches.
     owner: str = ''
+    #: The owner's Kubernetes groups, when Kubernetes decides access.
+    owner_groups: typing.Tuple[str, ...] = ()
     #: resourceVersion of the Secret: events of later changes are sent.
     since: int = 0
 
@@ -334,7 +336,7 @@ def _from_secret(secret):
         fields = json.loads(base64.b64decode(data['subscription']))
         headers = json.loads(base64.b64decode(data.get('headers') or 'W10='))
         for name in ('registry_prefixes', 'resource_types',
-                     'origin_resources'):
+                     'origin_resources', 'owner_groups'):
             fields[name] = tuple(fields.get(name) or ())
         if fields.get('event_types') is not None:
             fields['event_types'] = tuple(fields['event_types'])

@@ -22,17 +22,33 @@ refuses with a 403 ``InsufficientPrivilege``, before anything is read
 or changed, a method whose declared privilege the account's role lacks.
 A route on what a user owns (a session, a subscription) lets its
 handler decide who else may see it.
+
+When the cluster's RBAC decides (a
+:class:`~sushy_kubevirt.accounts.kubeaccounts.KubeAccount`, made by the
+middleware), Login and ConfigureSelf are every identity's; a request on
+a System needs what ``kubevirt.permissions.needs`` says of it, on its
+VirtualMachine (a System the identity cannot reach is a 404 there, as
+above); any other request that needs more than Login needs its
+non-resource URL with its HTTP verb (``nonResourceURLs`` in a
+ClusterRole).
 """
 
+import re
+
 import flask
+from sushy_tools import error
 
 from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.kubevirt import permissions
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import base
 
+#: Rules whose ``<identity>`` is a System's (a Manager's is its System's).
+SCOPED = re.compile(r'^/redfish/v1/(Systems|Managers)/<identity>')
 #: What a method no route declares needs: reading, or the most.
 DEFAULT = {'GET': privileges.LOGIN, 'HEAD': privileges.LOGIN,
            'OPTIONS': privileges.LOGIN}
@@ -53,7 +69,7 @@ def account_of(app, user):
     if accounts is None:
         return accountsfile.administrator(user)
     try:
-        return accounts.get(user)
+        return accounts.account(user)
     except accountsfile.AccountsError as exc:
         app.logger.error('Refusing requests: %s', exc)
         raise messages.RedfishError(
@@ -76,27 +92,73 @@ def may_manage_others():
         privileges.CONFIGURE_MANAGER)
 
 
+def _refuse(app, account, what):
+    request = flask.request
+    app.logger.info('Refused %s %s to %r (%s): needs %s', request.method,
+                    request.path, account.name, account.role, what)
+    raise messages.RedfishError(
+        'InsufficientPrivilege', code=403,
+        detail='%s (%s) may not do this: it needs %s'
+        % (account.name, account.role, what))
+
+
+def _system(app):
+    """``(namespace, name)`` of the System under the request.
+
+    :returns: None for a request under no System; ``()`` for a System
+        the account cannot reach or that does not exist (or an alias),
+        which the view answers as it would anyone.
+    """
+    request = flask.request
+    rule = request.url_rule.rule if request.url_rule else ''
+    systems = base.systems_driver(app, 'find_vm')
+    if not SCOPED.match(rule) or systems is None:
+        return None
+    try:
+        vm = systems.find_vm(request.view_args['identity'])
+    except (error.NotFound, error.AliasAccessError):
+        return ()
+    return vm['metadata']['namespace'], vm['metadata']['name']
+
+
+def _kube_authorize(app, account, privilege):
+    """Ask the cluster's RBAC what this request needs (module docstring)."""
+    request = flask.request
+    system = _system(app)
+    if system:
+        for attributes in permissions.needs(
+                request.method, request.url_rule.rule,
+                request.get_json(silent=True), *system):
+            if not account.may(attributes):
+                _refuse(app, account, '{verb} {resource}{sub} in {ns}'.format(
+                    verb=attributes['verb'], resource=attributes['resource'],
+                    sub='/' + attributes['subresource']
+                    if 'subresource' in attributes else '',
+                    ns=attributes['namespace']))
+    elif system is None and not account.allows(privilege) and \
+            not account.may(path=request.path, verb=request.method.lower()):
+        _refuse(app, account, '%s on the non-resource URL %s'
+                % (request.method.lower(), request.path))
+
+
 def authorize(app, needs):
-    """Set this request's account; a 403 unless its role may do this.
+    """Set this request's account; a 403 unless it may do this.
 
     :param needs: ``{(endpoint, method): privilege}`` of every route.
     """
-    user = flask.request.environ.get(auth.USER_KEY)
+    environ = flask.request.environ
+    user = environ.get(auth.USER_KEY)
     if user is None or not base.plugin_driver(app):
         tenancy.set_current(None)   # no authentication: as sushy-tools
         return
-    account = account_of(app, user)
+    account = environ.get(auth.ACCOUNT_KEY) or account_of(app, user)
     if account is None:   # removed from the file since it logged in
         raise messages.RedfishError(
             'NoValidSession', code=401, detail='User %r has no account' %
             user, headers={'WWW-Authenticate': auth.CHALLENGE})
     tenancy.set_current(account)
     privilege = needed(needs, flask.request.endpoint, flask.request.method)
-    if not account.allows(privilege):
-        app.logger.info('Refused %s %s to %r (%s): needs %s',
-                        flask.request.method, flask.request.path, user,
-                        account.role, privilege)
-        raise messages.RedfishError(
-            'InsufficientPrivilege', code=403,
-            detail='Role %s of %s lacks the %s privilege this needs'
-            % (account.role, user, privilege))
+    if isinstance(account, kubeaccounts.KubeAccount):
+        _kube_authorize(app, account, privilege)
+    elif not account.allows(privilege):
+        _refuse(app, account, 'the %s privilege' % privilege)

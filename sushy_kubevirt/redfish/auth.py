@@ -17,12 +17,16 @@ sushy-tools' ``Application.configure`` wraps ``wsgi_app`` in its
 ``SUSHY_EMULATOR_AUTH_FILE``). :func:`wrap` puts :class:`Middleware` in
 its place; per request it does what the current config asks:
 
-* no auth file: everything passes, as in sushy-tools;
+* no auth file (and not the ``kubernetes`` accounts source): everything
+  passes, as in sushy-tools;
 * a driver without sessions: sushy-tools' own middleware, unchanged;
 * the kubevirt driver: an ``X-Auth-Token`` of a live session
   (:mod:`sushy_kubevirt.accounts.sessionstore`) or valid HTTP Basic
-  credentials. The service root, ``$metadata``, ``odata``, a GET of the
-  SessionService and the login
+  credentials: of the htpasswd file or, with the ``kubernetes`` accounts
+  source, a password that is a Kubernetes bearer token
+  (:mod:`sushy_kubevirt.accounts.kubeaccounts`; the token's identity is
+  the user, whatever user name is sent). The service root,
+  ``$metadata``, ``odata``, a GET of the SessionService and the login
   (``POST .../Sessions``, which checks the body's credentials itself)
   need none, as DSP0266 allows.
 
@@ -39,9 +43,8 @@ per process); a user of the auth file locked out
 (:mod:`sushy_kubevirt.accounts.lockout`, shared through Kubernetes) gets
 the same 401 as for a wrong password, and so does a user the accounts
 file (:mod:`sushy_kubevirt.accounts.accountsfile`) names not. bcrypt
-reads at
-most 72 bytes of a password: a longer one is refused (after a check of
-the same cost), never truncated.
+reads at most 72 bytes of a password: a longer one is refused (after a
+check of the same cost), never truncated.
 """
 
 import base64
@@ -55,7 +58,9 @@ from sushy_tools.emulator import main
 from werkzeug import wrappers
 
 from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import throttle
+from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
 
@@ -73,6 +78,10 @@ _DEFAULT_COST = 12
 MAX_PASSWORD = 72
 #: The WSGI environ key of the authenticated user (clients cannot set it).
 USER_KEY = 'sushy_kubevirt.user'
+#: ... and of their KubeAccount, when the cluster's RBAC decides access.
+ACCOUNT_KEY = 'sushy_kubevirt.account'
+#: The longest bearer token sent to the API server for review.
+MAX_TOKEN = 16384
 
 
 def users(auth_file):
@@ -196,11 +205,16 @@ class Middleware(main.RedfishAuthMiddleware):
 
     def __call__(self, environ, start_response):
         environ.pop(USER_KEY, None)
+        environ.pop(ACCOUNT_KEY, None)
         auth_file = self.flask_app.config.get(AUTH_FILE)
-        if not auth_file:
+        kube = self.flask_app.config.get(
+            config.ACCOUNTS_SOURCE_KEY) == config.KUBERNETES
+        if not auth_file and not kube:
             return self.wrapped(environ, start_response)
         store = self._store()
         if store is None:
+            if not auth_file:
+                return self.wrapped(environ, start_response)
             return self._stock_middleware(auth_file)(environ, start_response)
         path = environ.get('PATH_INFO', '').strip('/')
         method = environ.get('REQUEST_METHOD', 'GET')
@@ -236,6 +250,7 @@ class Middleware(main.RedfishAuthMiddleware):
         token = environ.get('HTTP_X_AUTH_TOKEN')
         header = environ.pop('HTTP_AUTHORIZATION', None)
         try:
+            accounts = self._accounts()
             if token:
                 session = store.authenticate(token)
                 if session is None:
@@ -243,6 +258,9 @@ class Middleware(main.RedfishAuthMiddleware):
                              'session token')
                     return _refusal('The session token is not valid; log '
                                     'in again')
+                if isinstance(accounts, kubeaccounts.KubeAccounts):
+                    environ[ACCOUNT_KEY] = accounts.account(session.user,
+                                                            session.groups)
                 environ['HTTP_X_USER'] = environ[USER_KEY] = session.user
                 return None
             if header is None:
@@ -254,10 +272,19 @@ class Middleware(main.RedfishAuthMiddleware):
                 return _refusal('The Authorization header is not valid '
                                 'HTTP Basic credentials')
             user, password = credentials
+            if isinstance(accounts, kubeaccounts.KubeAccounts):
+                account = bearer(accounts, password)
+                if account is None:
+                    LOG.info('Refused a bearer token the API server does '
+                             'not know')
+                    return _refusal('Incorrect user name or password')
+                environ[ACCOUNT_KEY] = account
+                environ['HTTP_X_USER'] = environ[USER_KEY] = account.name
+                return None
             if not verify(auth_file, user, password, store.lockout):
                 LOG.info('Refused the credentials of user %r', user)
                 return _refusal('Incorrect user name or password')
-            if not has_account(self._accounts(), user):
+            if not has_account(accounts, user):
                 LOG.info('Refused user %r: the accounts file gives them '
                          'no role', user)
                 return _refusal('User %s has no role here' % user)
@@ -267,9 +294,9 @@ class Middleware(main.RedfishAuthMiddleware):
                             message_id='ServiceTemporarilyUnavailable',
                             args=(5,), headers={'Retry-After': '5'})
         except apierrors.ApiError as exc:
-            LOG.warning('Cannot read sessions or the account lockout: %s',
-                        type(exc).__name__)
-            return _refusal('Sessions cannot be read now', code=503,
+            LOG.warning('Cannot check credentials now (sessions, lockout '
+                        'or token review): %s', type(exc).__name__)
+            return _refusal('Credentials cannot be checked now', code=503,
                             message_id='ServiceTemporarilyUnavailable',
                             args=(1,), headers={'Retry-After': '1'})
         environ['HTTP_X_USER'] = environ[USER_KEY] = user
@@ -281,7 +308,21 @@ def has_account(accounts, user):
 
     :raises accountsfile.AccountsError: the file cannot be read.
     """
-    return accounts is None or accounts.get(user) is not None
+    return accounts is None or accounts.account(user) is not None
+
+
+def bearer(accounts, password):
+    """The KubeAccount whose bearer token ``password`` (bytes) is, else None.
+
+    :raises apierrors.ApiError: the API server could not say.
+    """
+    try:
+        token = password.decode('ascii')
+    except UnicodeDecodeError:
+        return None
+    if not token or len(token) > MAX_TOKEN:
+        return None
+    return accounts.authenticate(token)
 
 
 def wrap(app, store, accounts):

@@ -32,6 +32,7 @@ import flask
 from sushy_tools import error
 
 from sushy_kubevirt.accounts import privileges
+from sushy_kubevirt.accounts import tenancy
 from sushy_kubevirt.events import subscriptions
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import access
@@ -116,7 +117,10 @@ def event_subscriptions():
     if flask.request.method == 'POST':
         sub = subscriptions.parse(base.json_body(), service.policy(),
                                   service.settings.timeout)
-        sub = service.store.create(dataclasses.replace(sub, owner=_user()))
+        account = tenancy.current()
+        sub = service.store.create(dataclasses.replace(
+            sub, owner=_user(), owner_groups=account.groups if account
+            else ()))
         return base.json_response(sub.body(), 201, {
             'Location': '%s/%s' % (subscriptions.COLLECTION, sub.id)})
     subs = [sub for sub in service.store.list() if _visible(sub)]

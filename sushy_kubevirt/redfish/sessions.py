@@ -23,6 +23,7 @@ import time
 import flask
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt import errormap
 from sushy_kubevirt import messages
@@ -91,6 +92,11 @@ def session_service():
                                  root.SESSIONS))
 
 
+def _refused(detail):
+    return messages.RedfishError('NoValidSession', code=401, detail=detail,
+                                 headers={'WWW-Authenticate': auth.CHALLENGE})
+
+
 def _login(store):
     app = flask.current_app
     body = base.json_body()
@@ -104,19 +110,23 @@ def _login(store):
                 'PropertyValueTypeError', '(hidden)' if name == 'Password'
                 else value, name, properties=['/' + name])
     auth_file = app.config.get(auth.AUTH_FILE)
-    if auth_file and not auth.verify(
-            auth_file, user, password.encode('utf-8', 'surrogatepass'),
-            store.lockout):
+    accounts = access.accounts_of(app)
+    secret = password.encode('utf-8', 'surrogatepass')
+    groups = ()
+    if isinstance(accounts, kubeaccounts.KubeAccounts):
+        account = auth.bearer(accounts, secret)
+        if account is None:
+            app.logger.info('Login refused: not a valid bearer token')
+            raise _refused('Incorrect user name or password')
+        user, groups = account.name, account.groups
+    elif auth_file and not auth.verify(auth_file, user, secret,
+                                       store.lockout):
         app.logger.info('Login refused for user %r', user)
-        raise messages.RedfishError(
-            'NoValidSession', code=401, detail='Incorrect user name or '
-            'password', headers={'WWW-Authenticate': auth.CHALLENGE})
-    if auth_file and access.account_of(app, user) is None:
+        raise _refused('Incorrect user name or password')
+    elif auth_file and access.account_of(app, user) is None:
         app.logger.info('Login refused for user %r: no role', user)
-        raise messages.RedfishError(
-            'NoValidSession', code=401, detail='User %s has no role here'
-            % user, headers={'WWW-Authenticate': auth.CHALLENGE})
-    session, token = store.create(user)
+        raise _refused('User %s has no role here' % user)
+    session, token = store.create(user, groups)
     app.logger.info('Session %s created for user %r', session.id, user)
     location = '%s/%s' % (root.SESSIONS, session.id)
     response = flask.jsonify(resource(session, root.SESSIONS))

