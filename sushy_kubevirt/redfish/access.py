@@ -55,7 +55,7 @@ DEFAULT = {'GET': privileges.LOGIN, 'HEAD': privileges.LOGIN,
 
 
 def accounts_of(app):
-    """The systems driver's accounts file, else None."""
+    """The systems driver's accounts (a file, the cluster's), else None."""
     systems = base.systems_driver(app, 'accounts')
     return systems.accounts() if systems is not None else None
 
