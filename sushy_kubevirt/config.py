@@ -35,6 +35,8 @@ EVENTS_PREFIX = PREFIX + 'EVENTS_'
 #: sushy-tools' keys naming the drivers (entry points) to load.
 SYSTEMS_DRIVER_KEY = 'SUSHY_EMULATOR_SYSTEMS_DRIVER'
 VMEDIA_DRIVER_KEY = 'SUSHY_EMULATOR_VMEDIA_DRIVER'
+#: sushy-tools' htpasswd file (HTTP Basic users).
+AUTH_FILE_KEY = 'SUSHY_EMULATOR_AUTH_FILE'
 
 LOG = logging.getLogger(__name__)
 #: Unknown keys already warned about (each is logged once per process).

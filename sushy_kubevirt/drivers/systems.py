@@ -73,6 +73,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         if cls._settings.accounts_file:
             # A bad file stops the start.
             accountsfile.AccountsFile(cls._settings.accounts_file).accounts()
+        elif config_.get(config.AUTH_FILE_KEY) and \
+                cls._settings.accounts_source == config.FILE:
+            logger.warning(
+                'Every user of %s is an Administrator of every System '
+                'served; set %s to give users roles and namespaces',
+                config.AUTH_FILE_KEY, config.PREFIX + 'ACCOUNTS_FILE')
         return cls
 
     def __init__(self):

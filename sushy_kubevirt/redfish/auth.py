@@ -65,7 +65,7 @@ from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
 
 LOG = logging.getLogger(__name__)
-AUTH_FILE = 'SUSHY_EMULATOR_AUTH_FILE'
+AUTH_FILE = config.AUTH_FILE_KEY
 CHALLENGE = 'Basic realm="sushy-kubevirt"'
 SESSIONS = 'redfish/v1/SessionService/Sessions'
 #: Paths (without surrounding '/') readable without credentials.

@@ -18,6 +18,8 @@ import flask
 import pytest
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import tenancy
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import systems
@@ -93,6 +95,32 @@ def test_initialize_names_the_bad_key():
         systems.KubeVirtDriver.initialize(
             {'SUSHY_EMULATOR_KUBEVIRT_NAMESPACES': 'default'}, LOG)
     assert 'SUSHY_EMULATOR_KUBEVIRT_NAMESPACES' in str(exc.value)
+
+
+def test_an_auth_file_without_accounts_warns(caplog):
+    with caplog.at_level(logging.WARNING):
+        systems.KubeVirtDriver.initialize(
+            {config.AUTH_FILE_KEY: '/etc/sushy/htpasswd'}, LOG)
+    assert 'is an Administrator of every System' in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        systems.KubeVirtDriver.initialize({}, LOG)
+    assert caplog.text == ''
+
+
+def test_a_tenant_neither_lists_nor_finds_other_namespaces(app):
+    old = _vm('node-0', 'lab')
+    new = _vm('node-0', 'test', created='2026-02-01T00:00:00Z')
+    driver = _driver(FakeCluster(old, new))
+    uuid = identity.firmware_uuid(old)
+    with app.app_context():
+        tenancy.set_current(accountsfile.Account(
+            'team', 'Operator', frozenset(['test'])))
+        assert driver.systems == ['test.node-0']
+        for ident in (uuid, 'lab.node-0'):
+            with pytest.raises(error.NotFound):
+                driver.uuid(ident)
+        assert driver.name('test.node-0') == 'node-0'
 
 
 def test_identity_aliases_and_duplicates(app):
