@@ -24,6 +24,7 @@ import pytest
 import requests
 from tests import backend
 from tests.functional.emulator import harness
+from tests.functional.events import receiver as receivermod
 
 from sushy_kubevirt.kubevirt import identity
 
@@ -99,7 +100,9 @@ def emulator(sim, users, tmp_path_factory):
     config = harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
         SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE='kubernetes',
-        SUSHY_EMULATOR_KUBEVIRT_ACCESS_CACHE_TTL=TTL)
+        SUSHY_EMULATOR_KUBEVIRT_ACCESS_CACHE_TTL=TTL,
+        SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE='default',
+        SUSHY_EMULATOR_KUBEVIRT_EVENTS_RETRY_INTERVAL=0)
     with harness.InProcess(config) as server:
         yield server
 
@@ -221,3 +224,45 @@ def test_rbac_changes_apply_within_the_cache_time(
     harness.wait_until(
         lambda: viewer('GET', systems[OWN][0]).status_code == 404,
         TTL + 10, 0.2, 'access revoked')
+
+
+def test_a_subscription_gets_the_events_its_owner_may_read(
+        sim, emulator, users):
+    team = as_user(emulator, users, 'team-a')
+    subscriptions = '/redfish/v1/EventService/Subscriptions'
+    created(backend.admin_request(sim, 'POST', RBAC + '/clusterroles', {
+        'apiVersion': 'rbac.authorization.k8s.io/v1', 'kind': 'ClusterRole',
+        'metadata': {'name': 'redfish-subscriber'},
+        'rules': [{'nonResourceURLs': [subscriptions, subscriptions + '/*'],
+                   'verbs': ['post', 'delete']}]}))
+    bind(sim, 'redfish-subscriber', 'redfish-subscriber',
+         users['team-a'][1], kind='ClusterRole')
+    with receivermod.Receiver() as receiver:
+        answer = harness.wait_until(lambda: _subscribe(team, receiver.url),
+                                    TTL + 10, 0.2, 'subscription granted')
+        mine = {}
+        for namespace in (FOREIGN, OWN):
+            vm = sim.store.list(sim.store.resource(*VMS), namespace)[0][-1]
+            name = vm['metadata']['name']
+            sim.store.mutate(sim.store.resource(*VMS), namespace, name,
+                             _more_cores)
+            mine[namespace] = '/redfish/v1/Systems/%s' % (
+                identity.firmware_uuid(vm))
+        # The foreign change came first: had it been sent, it would be
+        # here before the own one.
+        receiver.wait(lambda r: r.matching(mine[OWN]))
+        assert {e['OriginOfCondition']['@odata.id']
+                for e in receiver.events()} == {mine[OWN]}
+        assert team('DELETE', answer.headers['Location']).status_code == 204
+
+
+def _subscribe(call, destination):
+    answer = call('POST', '/redfish/v1/EventService/Subscriptions', json={
+        'Destination': destination, 'Protocol': 'Redfish',
+        'RegistryPrefixes': ['ResourceEvent']})
+    return answer if answer.status_code == 201 else None
+
+
+def _more_cores(vm):
+    domain = vm['spec']['template']['spec']['domain']
+    domain.setdefault('cpu', {})['cores'] = 5
