@@ -21,8 +21,10 @@ namespaces whose VirtualMachines they reach::
       admin: {role: Administrator}
       alice: {role: Operator, namespaces: [team-a]}
       auditor: {role: ReadOnly, namespaces: [team-a, team-b]}
+      ci: {role: Operator, namespaces: [team-b], selector: 'pool in (ci)'}
 
-An account without ``namespaces`` reaches every namespace served. A user
+An account without ``namespaces`` reaches every namespace served; with
+a ``selector`` (a label selector), only the VMs whose labels match it. A user
 the file does not name cannot log in. Without the setting every
 authenticated user is an Administrator of everything served.
 
@@ -33,6 +35,7 @@ than keeping access that an edit meant to take away.
 """
 
 import dataclasses
+import functools
 import os
 import threading
 import typing
@@ -40,6 +43,7 @@ import typing
 import yaml
 
 from sushy_kubevirt.accounts import privileges
+from sushy_kubevirt.kube import labelselector
 
 
 class AccountsError(ValueError):
@@ -56,6 +60,8 @@ class Account:
     role: str
     #: The namespaces reached; None: every namespace served.
     namespaces: typing.Optional[typing.FrozenSet[str]] = None
+    #: The label selector a VM must match to be reached; None: any VM.
+    selector: typing.Optional[str] = None
 
     @property
     def groups(self):
@@ -71,9 +77,17 @@ class Account:
         return privilege == privileges.NO_AUTH or \
             privilege in self.privileges
 
-    def reaches(self, namespace):
-        """Whether VMs of ``namespace`` (None: of every one) exist for it."""
-        return self.namespaces is None or namespace in self.namespaces
+    def reaches(self, namespace, labels=None):
+        """Whether a VM of ``namespace`` with ``labels`` exists for it.
+
+        ``namespace`` None: every namespace; ``labels`` None: any VM's
+        (only an account without a selector reaches them all).
+        """
+        if self.namespaces is not None and namespace not in self.namespaces:
+            return False
+        if self.selector is None:
+            return True
+        return labels is not None and _matcher(self.selector)(labels)
 
 
 def administrator(name):
@@ -85,10 +99,10 @@ def _account(name, entry, path):
     where = '%s: account %r' % (path, name)
     if not isinstance(entry, dict):
         raise AccountsError('%s must be a mapping with a role' % where)
-    extra = sorted(set(entry) - {'role', 'namespaces'})
+    extra = sorted(set(entry) - {'role', 'namespaces', 'selector'})
     if extra:
-        raise AccountsError('%s has unknown keys %s (role, namespaces)'
-                            % (where, ', '.join(extra)))
+        raise AccountsError('%s has unknown keys %s (role, namespaces, '
+                            'selector)' % (where, ', '.join(extra)))
     role = entry.get('role')
     if role not in privileges.ROLES:
         raise AccountsError('%s: role %r is not one of %s' % (
@@ -101,7 +115,18 @@ def _account(name, entry, path):
                                 'names; leave it out to reach every '
                                 'namespace' % where)
         namespaces = frozenset(namespaces)
-    return Account(name, role, namespaces)
+    selector = entry.get('selector')
+    if selector is not None:
+        try:
+            _matcher(selector)
+        except ValueError as exc:
+            raise AccountsError('%s: selector: %s' % (where, exc)) from None
+    return Account(name, role, namespaces, selector)
+
+
+@functools.lru_cache(maxsize=256)
+def _matcher(selector):
+    return labelselector.parse(selector)
 
 
 def parse(text, path='accounts file'):

@@ -66,8 +66,11 @@ class KubeAccount:
                         self.identity.user, type(exc).__name__)
             return False
 
-    def reaches(self, namespace):
-        """Whether it may list the VMs of ``namespace`` (None: of all)."""
+    def reaches(self, namespace, labels=None):
+        """Whether it may list the VMs of ``namespace`` (None: of all).
+
+        ``labels`` do not matter: RBAC grants namespaces.
+        """
         return self.may(permissions.reach(namespace or ''))
 
 

@@ -37,7 +37,7 @@ def current():
     return getattr(flask.g, _KEY, None)
 
 
-def reaches(namespace):
-    """Whether this request may see VMs of ``namespace``."""
+def reaches(namespace, labels=None):
+    """Whether this request may see a VM of ``namespace`` with ``labels``."""
     account = current()
-    return account is None or account.reaches(namespace)
+    return account is None or account.reaches(namespace, labels)

@@ -19,9 +19,9 @@ same-named VMs in two namespaces collide) are resolved by
 ``kubevirt.identity.pick`` (oldest wins, then namespace, then name); each
 other VM is listed and served under its ``<namespace>.<name>`` id instead.
 
-Ids mean the same for every user; a VM in a namespace the request's
-account does not reach (:mod:`sushy_kubevirt.accounts.tenancy`) is not
-listed and not found, not even redirected to.
+Ids mean the same for every user; a VM the request's account does not
+reach (its namespace or labels, :mod:`sushy_kubevirt.accounts.tenancy`)
+is not listed and not found, not even redirected to.
 """
 
 import uuid
@@ -53,7 +53,8 @@ def canonical_uuid(text):
 
 
 def _reached(vm):
-    return tenancy.reaches(vm['metadata']['namespace'])
+    meta = vm['metadata']
+    return tenancy.reaches(meta['namespace'], meta.get('labels') or {})
 
 
 def alias(vm):

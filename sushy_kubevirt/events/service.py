@@ -264,14 +264,19 @@ class EventService:
         else:
             self._facts[namespace, name] = facts
         if not baseline:
+            source = vm if vm is not None else obj if kind == 'vm' else None
+            where = (namespace, None if source is None else
+                     source['metadata'].get('labels') or {})
             for rank, change in enumerate(changes.events(old, facts)):
-                self._emit((_rv(obj), rank), change, namespace)
+                self._emit((_rv(obj), rank), change, where)
 
-    def reaches(self, sub, namespace):
-        """Whether ``sub``'s owner may now read VMs of ``namespace``.
+    def reaches(self, sub, where):
+        """Whether ``sub``'s owner may now read a VM ``where`` is.
 
-        ``namespace`` None: a resource of no namespace, which only an
-        owner who reaches every namespace may read.
+        :param where: ``(namespace, labels)`` of the VM; a namespace of
+            None (a resource of no namespace) only an owner who reaches
+            every namespace may read, labels of None only one who reaches
+            any VM's.
         """
         if self.accounts is None or not sub.owner:
             return True
@@ -279,24 +284,24 @@ class EventService:
             account = self.accounts.account(sub.owner, sub.owner_groups)
         except accountsfile.AccountsError:
             return False
-        return account is not None and account.reaches(namespace)
+        return account is not None and account.reaches(*where)
 
-    def _wanted(self, sub, record, namespace):
+    def _wanted(self, sub, record, where):
         return sub.wants(record['MessageId'],
                          record['OriginOfCondition']['@odata.id']) and \
-            self.reaches(sub, namespace)
+            self.reaches(sub, where)
 
-    def _emit(self, key, change, namespace):
+    def _emit(self, key, change, where):
         record = resourceevent.record(
             change.message_id, change.args, change.origin,
             '%d.%d' % key, _now())
         with self._lock:
-            self._buffer.append((key, record, namespace))
+            self._buffer.append((key, record, where))
             if not self.elector.leading():
                 self._stop_senders()
                 return
             for sender in self._senders.values():
-                if self._wanted(sender.sub, record, namespace):
+                if self._wanted(sender.sub, record, where):
                     sender.offer(key, record)
 
     # the leader (the elector's thread)
@@ -339,20 +344,21 @@ class EventService:
                                          self.elector.leading, floor,
                                          self.pool)
                 self._senders[sub_id] = sender
-                for key, record, namespace in self._buffer:
-                    if self._wanted(sub, record, namespace):
+                for key, record, where in self._buffer:
+                    if self._wanted(sub, record, where):
                         sender.offer(key, record)
 
     # requests
 
-    def test_event(self, record, namespace=None):
+    def test_event(self, record, where=(None, None)):
         """Queue ``record`` for every subscription that wants it.
 
         Sent by the process that got the request (whether it leads or
         not), through a queue per subscription of its own, by its pool.
 
-        :param namespace: that of the System the record's origin names;
-            None: the event reaches only owners of every namespace.
+        :param where: ``(namespace, labels)`` of the VM of the System the
+            record's origin names; None: the event reaches only owners
+            who reach every VM.
         """
         subs = self.store.list()  # Redfish errors for the request
         with self._lock:
@@ -364,7 +370,7 @@ class EventService:
                     tester.stop()
             key = (0, next(self._test_keys))
             for sub in subs:
-                if not self._wanted(sub, record, namespace):
+                if not self._wanted(sub, record, where):
                     continue
                 tester = self._testers.get(sub.id)
                 if tester is None:

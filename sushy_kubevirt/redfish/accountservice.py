@@ -77,7 +77,7 @@ def _account_uri(name):
 
 
 def account(acct):
-    """A ManagerAccount; ``Oem`` names the namespaces it reaches."""
+    """A ManagerAccount; ``Oem`` says what it reaches."""
     body = {
         '@odata.type': '#ManagerAccount.v1_7_0.ManagerAccount',
         '@odata.id': _account_uri(acct.name),
@@ -90,8 +90,10 @@ def account(acct):
         'Password': None,
         'AccountTypes': ['Redfish'],
         'Links': {'Role': {'@odata.id': '%s/%s' % (ROLES, acct.role)}},
-        'Oem': {oem.VENDOR: {'Namespaces': None if acct.namespaces is None
-                             else sorted(acct.namespaces)}},
+        'Oem': {oem.VENDOR: {
+            'Namespaces': None if acct.namespaces is None
+            else sorted(acct.namespaces),
+            'LabelSelector': acct.selector}},
     }
     oem.typed(body, 'ManagerAccount')
     return body

@@ -195,17 +195,20 @@ def _test_event(body):
 def submit_test_event():
     service = _events()
     record = _test_event(base.json_body())
-    service.test_event(record, _namespace_of(
+    service.test_event(record, _where(
         record['OriginOfCondition']['@odata.id']))
     return flask.Response(status=204)
 
 
-def _namespace_of(origin):
-    """The namespace of the System ``origin`` names (or is under)."""
+def _where(origin):
+    """``(namespace, labels)`` of the VM of the System ``origin`` names.
+
+    ``(None, None)`` when it names (or is under) no System.
+    """
     prefix, _, rest = origin.partition('/redfish/v1/Systems/')
     systems = base.systems_driver(flask.current_app, 'find_vm')
     if prefix or not rest or systems is None:
-        return None
+        return None, None
     ident = rest.partition('/')[0]
     for _ in range(2):
         try:
@@ -214,6 +217,6 @@ def _namespace_of(origin):
             ident = exc.args[0]
             continue
         except error.NotFound:
-            return None
-        return vm['metadata']['namespace']
-    return None
+            return None, None
+        return vm['metadata']['namespace'], vm['metadata'].get('labels') or {}
+    return None, None

@@ -22,14 +22,15 @@ from tests.functional.emulator import harness
 from sushy_kubevirt.kubevirt import identity
 
 PASSWORD = 'S3cret-password'
-#: user -> (role, namespaces); ``stranger`` has a password and no role.
+#: user -> (role, namespaces); ``stranger`` has a password and no role,
+#: nor has ``ci`` until a test gives it one.
 ACCOUNTS = {
     'admin': ('Administrator', None),
     'op-a': ('Operator', ['ns-000']),
     'ro-a': ('ReadOnly', ['ns-000']),
     'op-b': ('Operator', ['ns-001']),
 }
-USERS = tuple(ACCOUNTS) + ('stranger',)
+USERS = tuple(ACCOUNTS) + ('stranger', 'ci')
 OWN, FOREIGN = 'ns-000', 'ns-001'
 FAST = {'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1}
 

@@ -36,11 +36,22 @@ def test_parse_roles_and_reach():
     assert alice.allows('NoAuth')
 
 
+def test_a_selector_narrows_the_reach():
+    ci = accountsfile.parse(
+        "accounts: {ci: {role: Operator, namespaces: [b], "
+        "selector: 'pool in (ci)'}}")['ci']
+    assert ci.reaches('b', {'pool': 'ci'})
+    assert not ci.reaches('b', {'pool': 'prod'})
+    assert not ci.reaches('a', {'pool': 'ci'})
+    assert not ci.reaches('b')   # a VM whose labels are not known
+
+
 @pytest.mark.parametrize('text, words', [
     ('accounts: {bob: {role: Root}}', "role 'Root'"),
     ('accounts: {bob: {role: Operator, namespaces: []}}', 'non-empty'),
     ('accounts: {bob: {role: Operator, namespaces: team-a}}', 'list'),
     ('accounts: {bob: {role: Operator, labels: x}}', 'unknown keys labels'),
+    ('accounts: {bob: {role: Operator, selector: "a b"}}', 'selector: not'),
     ('accounts: {bob: Operator}', 'mapping with a role'),
     ('users: {}', 'mapping "accounts"'),
     ('accounts: [', 'not valid YAML'),
