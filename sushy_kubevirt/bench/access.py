@@ -139,6 +139,10 @@ def _run(app, sim, config, header, path, requests):
         if time.monotonic() > deadline:
             raise RuntimeError('%s never answered 200' % path)
         time.sleep(0.05)
+    # A type whose informer has not synced yet (the VMIs may sync after
+    # the VMs) is read live.
+    if not app.systems.cluster.wait_for_sync(30):
+        raise RuntimeError('the watch caches never synced')
     client.get(path, headers=headers)
     sim.request_log.clear()
     started = time.process_time()
