@@ -10,7 +10,16 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""List: resourceVersion semantics, selectors and limit/continue paging."""
+"""List: resourceVersion semantics, selectors and limit/continue paging.
+
+A list reads one ``index.Snapshot`` of its type: the current state, or
+the state at an exact resourceVersion or a continue token's (held for
+the list's later pages, or rebuilt from history). A page is a range of
+the snapshot's ordered keys after the token's start key, O(log N +
+page). As etcd's range reads: with a selector a page scans keys until
+``limit`` match, and carries a continue whenever keys follow (the next
+page may be empty); ``remainingItemCount`` only without a selector.
+"""
 
 import base64
 import json
@@ -34,50 +43,28 @@ def list_objects(api, req):
     """Return the list body as JSON text (items serialised once)."""
     q = req.query
     rt = req.rt
-    store = api.store
     options.check_list(q)
     match = selectors.matcher(q.get('labelSelector'),
                               q.get('fieldSelector'), rt)
-    rv = q.get('resourceVersion', '')
-    rv_match = q.get('resourceVersionMatch', '')
     limit = options.int_param(q, 'limit')
-    token = q.get('continue')
-    start = None
-    if token:
-        at_rv, start = _decode_continue(token)
-        if at_rv < store.compacted_resource_version:
-            raise apistatus.ApiError(
-                410, 'Expired', INCONSISTENT_CONTINUE,
-                metadata={'continue': _encode_continue(
-                    store.resource_version, start)})
-        items, list_rv = store.snapshot(rt, req.namespace, at_rv)
-    elif rv_match == 'Exact' or (rv not in ('', '0') and limit and
-                                 not rv_match):
-        items, list_rv = store.snapshot(rt, req.namespace,
-                                        options.parse_rv(rv))
-    else:
-        if rv not in ('', '0'):
-            wanted = options.parse_rv(rv)
-            if not store.wait_for_rv(wanted, api.sim.too_large_wait):
-                raise apistatus.too_large_resource_version(
-                    wanted, store.resource_version)
-        if rv == '':
-            store.sync_type(rt)   # a consistent read from the cache
-        items, list_rv = store.snapshot(rt, req.namespace)
-        if rv == '0':
-            limit = 0
-    if start is not None:
-        items = [o for o in items if _key(o) > start]
-    if match is not None:
-        items = [o for o in items if match(o)]
-    meta = {'resourceVersion': str(list_rv)}
+    snap, start, limit = _source(api, req, limit)
+    lo, hi = snap.bounds(req.namespace, start)
+    keys, objs = snap.keys, snap.objs
+    items, at = [], lo
+    while at < hi and not (limit and len(items) == limit):
+        obj = objs[keys[at]]
+        at += 1
+        if match is None or match(obj):
+            items.append(obj)
+    meta = {'resourceVersion': str(snap.rv)}
     if rt.custom:   # an unstructured list always carries continue
         meta['continue'] = ''
-    if limit and len(items) > limit:
-        meta['continue'] = _encode_continue(list_rv, _key(items[limit - 1]))
+    if limit and len(items) == limit and at < hi:
+        # More keys follow (matching or not): a continue, as etcd's and
+        # the watch cache's range reads give; the next page may be empty.
+        meta['continue'] = _encode_continue(snap.rv, keys[at - 1])
         if match is None:
-            meta['remainingItemCount'] = len(items) - limit
-        items = items[:limit]
+            meta['remainingItemCount'] = hi - at
     head = encoding.compact({'apiVersion': rt.api_version,
                              'kind': rt.kind + 'List', 'metadata': meta})
     if rt.custom:
@@ -89,9 +76,35 @@ def list_objects(api, req):
     return ''.join((head[:-1], ',"items":[', ','.join(texts), ']}'))
 
 
-def _key(obj):
-    """The store's order: (namespace, name)."""
-    return obj['metadata'].get('namespace') or '', obj['metadata']['name']
+def _source(api, req, limit):
+    """(snapshot, start key or None, limit) the list reads."""
+    q = req.query
+    store = api.store
+    rv = q.get('resourceVersion', '')
+    rv_match = q.get('resourceVersionMatch', '')
+    token = q.get('continue')
+    if token:
+        at_rv, start = _decode_continue(token)
+        if at_rv < store.compacted_resource_version:
+            raise apistatus.ApiError(
+                410, 'Expired', INCONSISTENT_CONTINUE,
+                metadata={'continue': _encode_continue(
+                    store.resource_version, start)})
+        return store.view(req.rt, at_rv, keep=True), start, limit
+    if rv_match == 'Exact' or (rv not in ('', '0') and limit and
+                               not rv_match):
+        return store.view(req.rt, options.parse_rv(rv), keep=True), None, \
+            limit
+    if rv not in ('', '0'):
+        wanted = options.parse_rv(rv)
+        if not store.wait_for_rv(wanted, api.sim.too_large_wait):
+            raise apistatus.too_large_resource_version(
+                wanted, store.resource_version)
+    if rv == '':
+        store.sync_type(req.rt)   # a consistent read from the cache
+    if rv == '0':
+        limit = 0
+    return store.view(req.rt, keep=bool(limit)), None, limit
 
 
 def _encode_continue(rv, key):

@@ -21,7 +21,9 @@ controllers write through a ``Manager``, which names theirs.
 Stored objects are never mutated in place: every write stores a new dict,
 so history events and watchers can share references without copying.
 Callers outside this module get copies (``get``, ``list``) or read-only
-references (``snapshot``, watch events).
+references (``snapshot``, ``view``, watch events). Objects are indexed in
+key order, copy-on-write, and the states continue tokens refer to are
+kept (``index``), so a list page is a range read.
 """
 
 import collections
@@ -34,6 +36,7 @@ import uuid
 
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import fieldmanager
+from sushy_kubevirt.simulator import index
 from sushy_kubevirt.simulator import schemas
 
 LOG = logging.getLogger(__name__)
@@ -200,7 +203,8 @@ class Store:
         self._types = {}
         self._type_rv = {}   # per type: the watch cache's progress
         self._schemas = {}
-        self._objects = {}
+        self._objects = {}    # type key -> index.Index
+        self._snapshots = index.Snapshots()
         self._watchers = set()
         self._subscribers = []
         self._pending = collections.deque()
@@ -211,7 +215,7 @@ class Store:
     def register(self, rt):
         with self._cond:
             self._types[rt.key] = rt
-            self._objects.setdefault(rt.key, {})
+            self._objects.setdefault(rt.key, index.Index())
             self._type_rv.setdefault(rt.key, self._rv)
 
     def resource(self, group, plural):
@@ -239,7 +243,8 @@ class Store:
 
     def try_get(self, rt, namespace, name):
         with self._cond:
-            obj = self._objects[rt.key].get(self._key(rt, namespace, name))
+            obj = self._objects[rt.key].objs.get(
+                self._key(rt, namespace, name))
             return None if obj is None else clone(obj)
 
     def get(self, rt, namespace, name):
@@ -251,7 +256,8 @@ class Store:
     def get_ref(self, rt, namespace, name):
         """The stored object itself (read-only) or None."""
         with self._cond:
-            return self._objects[rt.key].get(self._key(rt, namespace, name))
+            return self._objects[rt.key].objs.get(
+                self._key(rt, namespace, name))
 
     def list(self, rt, namespace=None):
         items, rv = self.snapshot(rt, namespace)
@@ -260,13 +266,23 @@ class Store:
     def snapshot(self, rt, namespace=None, resource_version=None):
         """Read-only stored objects in key order and the RV they reflect.
 
-        With ``resource_version`` the state exactly at that RV is rebuilt
-        from history (410 if it was compacted).
+        With ``resource_version`` the state exactly at that RV (410 if it
+        was compacted).
+        """
+        snap = self.view(rt, resource_version)
+        return snap.items(namespace), snap.rv
+
+    def view(self, rt, resource_version=None, keep=False):
+        """``rt``'s :class:`index.Snapshot` now, or at ``resource_version``.
+
+        An older state is rebuilt from history (410 if compacted, 504 if
+        in the future); ``keep``: hold it for later pages of the list.
         """
         with self._cond:
-            objs = self._objects[rt.key]
             rv = self._rv
-            if resource_version is not None and resource_version != rv:
+            if resource_version is None or resource_version == rv:
+                snap = self._objects[rt.key].snapshot(rv)
+            else:
                 if resource_version < self._compacted_rv:
                     raise apistatus.gone(
                         'The resourceVersion for the provided list is too '
@@ -274,13 +290,18 @@ class Store:
                 if resource_version > rv:
                     raise apistatus.too_large_resource_version(
                         resource_version, rv)
-                objs = self._rewind(rt, dict(objs), resource_version)
-                rv = resource_version
-            keys = sorted(k for k in objs
-                          if namespace is None or k[0] == namespace)
-            return [objs[k] for k in keys], rv
+                snap = self._snapshots.get(rt.key, resource_version)
+                if snap is not None:
+                    return snap
+                snap = self._rewind(rt, resource_version)
+            if keep:
+                self._snapshots.keep(rt.key, snap, self._compacted_rv)
+            return snap
 
-    def _rewind(self, rt, objs, target_rv):
+    def _rewind(self, rt, target_rv):
+        current = self._objects[rt.key]
+        objs = dict(current.objs)
+        same_keys = True
         for event in reversed(self._history):
             if event.rv <= target_rv:
                 break
@@ -292,7 +313,9 @@ class Store:
                 objs.pop(key, None)
             else:
                 objs[key] = event.old
-        return objs
+            same_keys = same_keys and event.type == 'MODIFIED'
+        keys = current.sorted_keys() if same_keys else sorted(objs)
+        return index.Snapshot(target_rv, keys, objs)
 
     def type_resource_version(self, rt):
         """The RV a bookmark on ``rt`` carries.
@@ -361,7 +384,7 @@ class Store:
                                 now=now_iso())
         with self._cond:
             key = self._key(rt, meta.get('namespace'), meta['name'])
-            if key in self._objects[rt.key]:
+            if key in self._objects[rt.key].objs:
                 raise apistatus.already_exists(rt, meta['name'])
             meta['uid'] = str(uuid.uuid4())
             meta['creationTimestamp'] = now_iso()
@@ -511,7 +534,7 @@ class Store:
     # -- internals ----------------------------------------------------------
 
     def _require(self, rt, namespace, name):
-        obj = self._objects[rt.key].get(self._key(rt, namespace, name))
+        obj = self._objects[rt.key].objs.get(self._key(rt, namespace, name))
         if obj is None:
             raise apistatus.not_found(rt, name)
         return obj
@@ -585,11 +608,11 @@ class Store:
         if type_ == 'DELETED':
             obj = dict(old, metadata=dict(old['metadata'],
                                           resourceVersion=str(rv)))
-            del self._objects[rt.key][key]
+            self._objects[rt.key].pop(key)
         else:
             obj = new
             obj['metadata']['resourceVersion'] = str(rv)
-            self._objects[rt.key][key] = obj
+            self._objects[rt.key].put(key, obj)
         event = Event(rv, type_, rt, obj, old)
         self._type_rv[rt.key] = rv
         self._history.append(event)

@@ -165,3 +165,28 @@ def case_watch_selector_transitions(s):
     s.patch(s.widgets('w1'), {'spec': {'size': 5}}, MERGE_PATCH)
     s.watch(s.widgets(), {'resourceVersion': w1.rv, 'timeoutSeconds': '1',
                           'labelSelector': 'tier=a'})
+
+
+@case
+def case_list_paging_while_writing(s):
+    """Pages keep the first page's state; selectors page by key."""
+    for n in range(1, 8):
+        s.post(s.widgets(), widget('w%d' % n,
+                                   labels={'tier': 'a' if n < 6 else 'b'}))
+    page = s.get(s.widgets(), query={'limit': '2'})
+    s.post(s.widgets(), widget('w0'))
+    s.delete(s.widgets('w5'))
+    s.patch(s.widgets('w4'), {'spec': {'size': 4}}, MERGE_PATCH)
+    s.post(s.widgets(), widget('w8'))
+    for _ in range(4):
+        page = s.get(s.widgets(), query={
+            'limit': '2', 'continue': page['metadata']['continue']})
+        if not page['metadata'].get('continue'):
+            break
+    for limit in ('2', '3', '4'):
+        page = s.get(s.widgets(), query={'limit': limit,
+                                         'labelSelector': 'tier=a'})
+        if page['metadata'].get('continue'):
+            s.get(s.widgets(), query={
+                'limit': limit, 'labelSelector': 'tier=a',
+                'continue': page['metadata']['continue']})
