@@ -43,6 +43,7 @@ from sushy_kubevirt.kube import api
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
 from sushy_kubevirt.kube import dispatcher
+from sushy_kubevirt.kube import flatindex
 from sushy_kubevirt.kube import informer
 from sushy_kubevirt.kube import limiter
 from sushy_kubevirt.kube import lister
@@ -61,16 +62,27 @@ def _tagged(fn, plural, kind, obj):
 class _Running:
     """What exists between the first use and :meth:`Cluster.stop`."""
 
-    def __init__(self, live, events, informers, listers):
+    def __init__(self, live, events, informers, listers, vms, scopes):
         self.api = live
         self.dispatcher = events
         self.informers = informers
         self.listers = listers
+        #: The VMs of every namespace, by index: a
+        #: :class:`~sushy_kubevirt.kube.flatindex.FlatIndex`.
+        self.vms = vms
+        #: The scopes whose VM informer may not have synced yet.
+        self.unsynced = list(scopes)
         #: What the companions made in this process (``stop(timeout)``).
         self.companions = []
         #: Namespaces found missing: ``{namespace: (NotFound, checked)}``.
         self.missing = {}
         self.missing_lock = threading.Lock()
+
+    def unsynced_vms(self):
+        """The scopes whose VM informer has not synced (a new list)."""
+        self.unsynced = [s for s in self.unsynced if not self.informers[
+            resources.VM.plural, s].has_synced()]
+        return self.unsynced
 
     def vmi_informers(self):
         return [i for (plural, _), i in self.informers.items()
@@ -126,7 +138,11 @@ class Cluster:
         live = self._make_api(len(self._scopes) * len(self._resources))
         events = dispatcher.Dispatcher('dispatcher kube')
         informers, listers = {}, {}
-        running = _Running(live, events, informers, listers)
+        vms = flatindex.FlatIndex(
+            self.indexers, lambda namespace: informers[
+                resources.VM.plural, self._scope(namespace)])
+        running = _Running(live, events, informers, listers, vms,
+                           self._scopes)
         for resource in self._resources:
             is_vm = resource is resources.VM
             selector = self.settings.label_selector if is_vm else None
@@ -134,7 +150,7 @@ class Cluster:
                 cache = informer.Informer(
                     live, resource, events, namespace,
                     label_selector=selector,
-                    indexers=self.indexers if is_vm else None,
+                    indexers=vms.indices if is_vm else None,
                     on_replace=self._on_vm_list(running, namespace)
                     if is_vm and namespace else None,
                     timings=self.timings)
@@ -476,34 +492,45 @@ class Cluster:
         With ``partial``: ``(answers, [Unreadable of each namespace that
         cannot be read])``, raising only when none can be read.
 
-        :raises apierrors.Unreadable: a namespace cannot be read, unless
-            ``method`` is ``by_index`` and another one has a match.
+        :raises apierrors.Unreadable: a namespace cannot be read.
         """
         running = self._run()
-        result, unreadable, errors = [], None, []
+        result, errors = [], []
         for scope in self._scopes:
-            reader = running.listers[resource.plural, scope]
             try:
-                self._check_scope(running, scope)
-                live = not reader.informer.has_synced()
-                answer = getattr(reader, method)(*args)
-                if method == 'list' and not answer and scope:
-                    if live:
-                        # kube lists nothing in a namespace that does not
-                        # exist either (the informer checks its own lists).
-                        self._check_namespace(running, scope)
-                    self._check_scope(running, scope)
-                result += answer
+                result += self._answer(running, resource, scope, method,
+                                       *args)
             except apierrors.Unreadable as exc:
-                unreadable = unreadable or exc
                 errors.append(exc)
         if partial:
             if len(errors) == len(self._scopes):
-                raise unreadable
+                raise errors[0]
             return result, errors
-        if unreadable is not None and (method != 'by_index' or not result):
-            raise unreadable
+        if errors:
+            raise errors[0]
         return result
+
+    def _answer(self, running, resource, scope, method, *args):
+        """``method(*args)`` of the lister of ``resource`` in ``scope``.
+
+        :raises apierrors.Unreadable: ``scope`` cannot be read.
+        """
+        reader = running.listers[resource.plural, scope]
+        self._check_scope(running, scope)
+        live = not reader.informer.has_synced()
+        answer = getattr(reader, method)(*args)
+        if method == 'list' and not answer and scope:
+            if live:
+                # kube lists nothing in a namespace that does not
+                # exist either (the informer checks its own lists).
+                self._check_namespace(running, scope)
+            self._check_scope(running, scope)
+        return answer
+
+    def _readable(self, running, scope):
+        """Raise :class:`~apierrors.Unreadable` if ``scope``'s VMs are not."""
+        self._check_scope(running, scope)
+        running.listers[resources.VM.plural, scope].check()
 
     def list_vms(self):
         """Every served VM."""
@@ -560,10 +587,42 @@ class Cluster:
     def find_vms(self, index, value):
         """Served VMs whose ``index`` (see ``indexers``) yields ``value``.
 
-        An index lookup: no scan, no API call once synced. A match in one
-        namespace is an answer even while another cannot be read.
+        One probe of the index every namespace's cache shares, then a
+        read of each match: no scan, no API call once synced, the same
+        cost however many namespaces are served. A namespace whose cache
+        has not synced is read live. A match in one namespace is an answer
+        even while another cannot be read; only a lookup with no match
+        checks that every namespace can be read (no probe, no API call).
+
+        :raises apierrors.Unreadable: no match, and a namespace cannot be
+            read.
         """
-        return self._all(resources.VM, 'by_index', index, value)
+        running = self._run()
+        unsynced = running.unsynced_vms()
+        found, errors = [], []
+        for cache, vms in running.vms.find(index, value).items():
+            if cache.namespace in unsynced:
+                continue  # read live below
+            try:
+                self._readable(running, cache.namespace)
+                found += vms
+            except apierrors.Unreadable as exc:
+                errors.append(exc)
+        for scope in unsynced:
+            try:
+                found += self._answer(running, resources.VM, scope,
+                                      'by_index', index, value)
+            except apierrors.Unreadable as exc:
+                errors.append(exc)
+        if not found:
+            if errors:
+                raise errors[0]
+            for scope in self._scopes:
+                if scope not in unsynced:
+                    self._readable(running, scope)
+        if len(unsynced) < len(self._scopes):
+            self.accounting.cache('list', resources.VM.plural)
+        return found
 
     def get_vmi(self, namespace, name):
         """The VMI of served VM ``namespace/name``, or None."""
@@ -615,7 +674,11 @@ class Cluster:
     def _note(self, resource, namespace, obj):
         if self._served(namespace) and isinstance(obj, dict) and \
                 obj.get('kind') not in (None, 'Status'):
-            self._informer(resource, namespace).note_write(obj)
+            cache = self._informer(resource, namespace)
+            if resource is resources.VM:
+                self._run().vms.note_write(cache, obj)
+            else:
+                cache.note_write(obj)
         return obj
 
     def get_vm_live(self, namespace, name):

@@ -13,22 +13,32 @@
 """A thread-safe object store with indexes (client-go's ThreadSafeStore).
 
 Objects are kept by key (``namespace/name``) and stored as given: callers
-must not mutate what they put in or read out.
+must not mutate what they put in or read out. The indexes change with the
+objects, under the store's lock.
 """
 
 import threading
 
+from sushy_kubevirt.kube import indices
 from sushy_kubevirt.kube import resources
 
 
 class Store:
-    """``indexers`` maps an index name to ``fn(obj) -> iterable of str``."""
+    """``indexers`` maps an index name to ``fn(obj) -> iterable of str``.
+
+    Or it is an :class:`~sushy_kubevirt.kube.indices.Indices` this store
+    shares with the stores of other namespaces: :meth:`by_index` answers
+    with this store's objects only.
+    """
 
     def __init__(self, indexers=None):
+        #: Guards ``_items`` and keeps each change of the indexes with it.
         self._lock = threading.RLock()
+        #: ``{key: object}``.
         self._items = {}
-        self._indexers = dict(indexers or {})
-        self._indices = {name: {} for name in self._indexers}
+        #: The indexes of ``_items`` (maybe of other stores' too).
+        self.indices = indexers if isinstance(indexers, indices.Indices) \
+            else indices.Indices(indexers)
 
     def __len__(self):
         return len(self._items)
@@ -46,29 +56,32 @@ class Store:
 
     def index_values(self, index, obj):
         """The values ``obj`` has in ``index`` (a set)."""
-        return set(self._indexers[index](obj) or ())
+        return self.indices.values(index, obj)
 
     def by_index(self, index, value):
         """Objects whose ``index`` function yields ``value``."""
         with self._lock:
-            keys = self._indices[index].get(value, ())
-            return [self._items[k] for k in keys]
+            found = (self._items.get(k)
+                     for k in self.indices.keys(index, value))
+            return [o for o in found if o is not None]
 
     def upsert(self, obj):
         """Add or replace ``obj``; return the object it replaced, or None."""
         key = resources.object_key(obj)
         with self._lock:
             old = self._items.get(key)
-            self._unindex(key, old)
+            if old is not None:
+                self.indices.remove(key, old)
             self._items[key] = obj
-            self._index(key, obj)
+            self.indices.add(key, obj)
             return old
 
     def delete(self, key):
         """Remove ``key``; return the object removed, or None."""
         with self._lock:
             old = self._items.pop(key, None)
-            self._unindex(key, old)
+            if old is not None:
+                self.indices.remove(key, old)
             return old
 
     def replace(self, objs):
@@ -89,19 +102,3 @@ class Store:
                 else:
                     updated.append((old, obj))
             return added, updated, deleted
-
-    def _index(self, key, obj):
-        for name, index in self._indices.items():
-            for value in self.index_values(name, obj):
-                index.setdefault(value, set()).add(key)
-
-    def _unindex(self, key, obj):
-        if obj is None:
-            return
-        for name, index in self._indices.items():
-            for value in self.index_values(name, obj):
-                keys = index.get(value)
-                if keys is not None:
-                    keys.discard(key)
-                    if not keys:
-                        del index[value]

@@ -205,12 +205,27 @@ class Informer:
             found = self.store.by_index(index, value)
             if not self._overlay:
                 return found
-            objs = {resources.object_key(o): o for o in found}
-            objs.update((k, o) for k, o in self._overlay.items()
+            return self.matching([resources.object_key(o) for o in found],
+                                 index, value)
+
+    def matching(self, keys, index, value):
+        """The objects read now whose ``index`` yields ``value``.
+
+        Those of ``keys`` (found in the index, maybe earlier: each is
+        checked again) that this informer holds, and the writes overlaid
+        on its cache.
+        """
+        values = self.store.index_values
+        with self._lock:
+            keys = set(keys)
+            keys.update(k for k, o in self._overlay.items()
                         if not isinstance(o, _Deleted))
-            objs = {k: self._resolve(k, o) for k, o in objs.items()}
-        return [o for o in objs.values() if o is not None
-                and value in self.store.index_values(index, o)]
+            objs = [self._resolve(k, self.store.get(k)) for k in keys]
+        return [o for o in objs if o is not None and value in values(index, o)]
+
+    def has_overlay(self):
+        """Whether a write of this process is overlaid on the cache."""
+        return bool(self._overlay)
 
     def _resolve(self, key, cached):
         written = self._overlay.get(key)

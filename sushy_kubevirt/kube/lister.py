@@ -57,7 +57,7 @@ class Lister:
             refused = self._live_refusal
         return refused
 
-    def _check(self):
+    def check(self):
         """Raise :class:`~apierrors.Unreadable` while the server refuses."""
         exc = self.informer.refusal()
         if exc is None:
@@ -81,7 +81,7 @@ class Lister:
             exc, namespace)
 
     def _cached(self, verb):
-        self._check()
+        self.check()
         if self.informer.has_synced():
             self.accounting.cache(verb, self._plural)
             return True

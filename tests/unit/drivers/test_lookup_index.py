@@ -18,6 +18,7 @@ from sushy_kubevirt import config
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.kube import cluster
 from sushy_kubevirt.kube import dispatcher
+from sushy_kubevirt.kube import flatindex
 from sushy_kubevirt.kube import informer
 from sushy_kubevirt.kube import lister
 from sushy_kubevirt.kube import resources
@@ -41,13 +42,14 @@ def _vm(name, uuid=None):
 def _synced_cluster(*vms):
     """A Cluster whose (unstarted) VM informer holds ``vms``, synced."""
     synced = cluster.Cluster(config.Settings(), indexers=lookup.INDEXERS)
+    index = flatindex.FlatIndex(synced.indexers, lambda namespace: cache)
     cache = informer.Informer(None, resources.VM, dispatcher.Dispatcher(),
-                              indexers=synced.indexers)
+                              indexers=index.indices)
     cache._replace(list(vms), '1')
     reader = lister.Lister(cache, None, synced.accounting)
     synced._running = cluster._Running(
         None, None, {(resources.VM.plural, None): cache},
-        {(resources.VM.plural, None): reader})
+        {(resources.VM.plural, None): reader}, index, (None,))
     synced._pid = os.getpid()
     return synced
 
