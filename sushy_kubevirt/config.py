@@ -47,8 +47,8 @@ _HOST_NAME = re.compile(
 
 
 #: The values of ``SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE``.
-FILE, KUBERNETES = 'file', 'kubernetes'
-ACCOUNTS_SOURCES = (FILE, KUBERNETES)
+FILE, KUBERNETES, SECRETS = 'file', 'kubernetes', 'secrets'
+ACCOUNTS_SOURCES = (FILE, KUBERNETES, SECRETS)
 
 
 class ConfigError(ValueError):
@@ -141,9 +141,13 @@ class Settings:
     #: Live calls allowed in a burst above ``qps``.
     burst: int = 40
     #: Where accounts come from: ``file`` (the htpasswd file, with
-    #: :attr:`accounts_file`) or ``kubernetes`` (bearer tokens, the
-    #: cluster's RBAC; :mod:`sushy_kubevirt.accounts.sources`).
+    #: :attr:`accounts_file`), ``kubernetes`` (bearer tokens, the
+    #: cluster's RBAC) or ``secrets`` (one Secret per account;
+    #: :mod:`sushy_kubevirt.accounts.sources`).
     accounts_source: str = FILE
+    #: Namespace of the account Secrets (``secrets`` source only; the
+    #: sessions' namespace unless set).
+    accounts_namespace: typing.Optional[str] = None
     #: YAML file giving each user a role and namespaces
     #: (:mod:`sushy_kubevirt.accounts.accountsfile`); None: every
     #: authenticated user is an Administrator of everything served.
@@ -169,6 +173,7 @@ LOCKOUT_THRESHOLD_KEY = _key('account_lockout_threshold')
 LOCKOUT_DURATION_KEY = _key('account_lockout_duration')
 LOCKOUT_RESET_KEY = _key('account_lockout_counter_reset_after')
 ACCOUNTS_SOURCE_KEY = _key('accounts_source')
+ACCOUNTS_NAMESPACE_KEY = _key('accounts_namespace')
 AUTH_FAILURE_RATE_KEY = _key('auth_failure_rate')
 AUTH_FAILURE_BURST_KEY = _key('auth_failure_burst')
 AUTH_KEYS = (SESSION_TIMEOUT_KEY, SESSION_NAMESPACE_KEY, SESSION_LIMIT_KEY,
@@ -343,21 +348,35 @@ def load(config):
         raise ConfigError('%s must be one of %s, got %r' % (
             ACCOUNTS_SOURCE_KEY, ', '.join(ACCOUNTS_SOURCES), source))
     accounts_file = _optional_str(config, _key('accounts_file'))
-    if accounts_file and source == KUBERNETES:
-        raise ConfigError('%s is for the file source; with %s = %r the '
-                          "cluster's RBAC decides" % (
-                              _key('accounts_file'), ACCOUNTS_SOURCE_KEY,
-                              KUBERNETES))
+    if accounts_file and source != FILE:
+        raise ConfigError('%s is for the file source; with %s = %r %s' % (
+            _key('accounts_file'), ACCOUNTS_SOURCE_KEY, source,
+            "the cluster's RBAC decides" if source == KUBERNETES
+            else 'the accounts are Secrets'))
+    namespaces = _namespaces(config)
+    accounts_namespace = _optional_str(config, ACCOUNTS_NAMESPACE_KEY)
+    if source == SECRETS:
+        if config.get(AUTH_FILE_KEY):
+            raise ConfigError('%s is not read with %s = %r: the accounts '
+                              'are Secrets' % (AUTH_FILE_KEY,
+                                               ACCOUNTS_SOURCE_KEY, SECRETS))
+        accounts_namespace = accounts_namespace or _optional_str(
+            config, SESSION_NAMESPACE_KEY) or (
+            namespaces[0] if namespaces else 'default')
+    elif accounts_namespace:
+        raise ConfigError('%s is for %s = %r' % (
+            ACCOUNTS_NAMESPACE_KEY, ACCOUNTS_SOURCE_KEY, SECRETS))
     return Settings(
         kubeconfig=_optional_str(config, _key('kubeconfig')),
         context=_optional_str(config, _key('context')),
-        namespaces=_namespaces(config),
+        namespaces=namespaces,
         label_selector=_optional_str(config, _key('label_selector')),
         qps=float(_number(config, _key('qps'), (int, float),
                           defaults.qps)),
         burst=_number(config, _key('burst'), int, defaults.burst),
         accounts_source=source,
         accounts_file=accounts_file,
+        accounts_namespace=accounts_namespace,
         access_cache_ttl=float(_number(
             config, _key('access_cache_ttl'), (int, float),
             defaults.access_cache_ttl, strict=False)),

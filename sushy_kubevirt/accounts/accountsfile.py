@@ -95,7 +95,11 @@ def administrator(name):
     return Account(name, privileges.ADMINISTRATOR)
 
 
-def _account(name, entry, path):
+def make_account(name, entry, path):
+    """The Account of one ``{role, namespaces, selector}`` entry.
+
+    :raises AccountsError: naming ``path`` and the account.
+    """
     where = '%s: account %r' % (path, name)
     if not isinstance(entry, dict):
         raise AccountsError('%s must be a mapping with a role' % where)
@@ -144,7 +148,7 @@ def parse(text, path='accounts file'):
     if not isinstance(accounts, dict):
         raise AccountsError('%s must hold a mapping "accounts" of user '
                             'names' % path)
-    return {str(name): _account(str(name), entry, path)
+    return {str(name): make_account(str(name), entry, path)
             for name, entry in accounts.items()}
 
 

@@ -10,17 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Where accounts come from: the accounts file, the cluster, or nowhere.
+"""Where accounts come from: a file, the cluster, Secrets, or nowhere.
 
 ``SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE`` chooses: ``file`` (the
 default) reads ``SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_FILE`` when it is set
 (:mod:`.accountsfile`; without it every user of the htpasswd file is an
 Administrator), ``kubernetes`` makes every bearer token's identity an
-account that the cluster's RBAC decides for (:mod:`.kubeaccounts`).
+account that the cluster's RBAC decides for (:mod:`.kubeaccounts`),
+``secrets`` keeps each account in a Secret (:mod:`.secretaccounts`).
 """
 
 from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import kubeaccounts
+from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import reviews
 
@@ -33,6 +35,8 @@ def accounts(cluster, settings):
     if settings.accounts_source == config.KUBERNETES:
         return kubeaccounts.KubeAccounts(reviews.Reviews(
             cluster, settings.access_cache_ttl))
+    if settings.accounts_source == config.SECRETS:
+        return secretaccounts.shared(cluster, settings.accounts_namespace)
     if settings.accounts_file:
         return accountsfile.AccountsFile(settings.accounts_file)
     return None

@@ -19,6 +19,7 @@ changes stops the Cluster of the old one.
 
 import threading
 
+from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.drivers import afterboot
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import orphans
@@ -62,6 +63,7 @@ def shared(settings, datavolumes, logger):
 def stop():
     """Stop every Cluster of this process (threads and connections)."""
     service.stop_services()
+    secretaccounts.stop()
     with _clusters_lock:
         clusters = list(_clusters.values())
         _clusters.clear()

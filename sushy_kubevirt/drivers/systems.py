@@ -152,6 +152,10 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             self.cluster.validate_namespace(
                 self._settings.events.namespace,
                 config.EVENTS_PREFIX + 'NAMESPACE')
+        if self._settings.accounts_namespace:
+            self.cluster.validate_namespace(
+                self._settings.accounts_namespace,
+                config.ACCOUNTS_NAMESPACE_KEY)
 
     def sessions(self):
         """The session store (Secrets, :mod:`.accounts.sessionstore`)."""

@@ -17,18 +17,19 @@ sushy-tools' ``Application.configure`` wraps ``wsgi_app`` in its
 ``SUSHY_EMULATOR_AUTH_FILE``). :func:`wrap` puts :class:`Middleware` in
 its place; per request it does what the current config asks:
 
-* no auth file (and not the ``kubernetes`` accounts source): everything
-  passes, as in sushy-tools;
+* no auth file (and neither the ``kubernetes`` nor the ``secrets``
+  accounts source): everything passes, as in sushy-tools;
 * a driver without sessions: sushy-tools' own middleware, unchanged;
 * the kubevirt driver: an ``X-Auth-Token`` of a live session
   (:mod:`sushy_kubevirt.accounts.sessionstore`) or valid HTTP Basic
   credentials: of the htpasswd file or, with the ``kubernetes`` accounts
   source, a password that is a Kubernetes bearer token
   (:mod:`sushy_kubevirt.accounts.kubeaccounts`; the token's identity is
-  the user, whatever user name is sent). The service root,
-  ``$metadata``, ``odata``, a GET of the SessionService and the login
-  (``POST .../Sessions``, which checks the body's credentials itself)
-  need none, as DSP0266 allows.
+  the user, whatever user name is sent); with the ``secrets`` source,
+  of the account Secrets (:mod:`sushy_kubevirt.accounts.secretaccounts`).
+  The service root, ``$metadata``, ``odata``, a GET of the SessionService
+  and the login (``POST .../Sessions``, which checks the body's
+  credentials itself) need none, as DSP0266 allows.
 
 Every refusal is a 401 Redfish error (``NoValidSession``) with a
 ``WWW-Authenticate`` challenge - a malformed ``Authorization`` header
@@ -59,6 +60,7 @@ from werkzeug import wrappers
 
 from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import kubeaccounts
+from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
@@ -207,8 +209,8 @@ class Middleware(main.RedfishAuthMiddleware):
         environ.pop(USER_KEY, None)
         environ.pop(ACCOUNT_KEY, None)
         auth_file = self.flask_app.config.get(AUTH_FILE)
-        kube = self.flask_app.config.get(
-            config.ACCOUNTS_SOURCE_KEY) == config.KUBERNETES
+        kube = self.flask_app.config.get(config.ACCOUNTS_SOURCE_KEY) in (
+            config.KUBERNETES, config.SECRETS)
         if not auth_file and not kube:
             return self.wrapped(environ, start_response)
         store = self._store()
@@ -281,7 +283,8 @@ class Middleware(main.RedfishAuthMiddleware):
                 environ[ACCOUNT_KEY] = account
                 environ['HTTP_X_USER'] = environ[USER_KEY] = account.name
                 return None
-            if not verify(auth_file, user, password, store.lockout):
+            if not check(auth_file, accounts, user, password,
+                         store.lockout):
                 LOG.info('Refused the credentials of user %r', user)
                 return _refusal('Incorrect user name or password')
             if not has_account(accounts, user):
@@ -301,6 +304,17 @@ class Middleware(main.RedfishAuthMiddleware):
                             args=(1,), headers={'Retry-After': '1'})
         environ['HTTP_X_USER'] = environ[USER_KEY] = user
         return None
+
+
+def check(auth_file, accounts, user, password, lockout=None):
+    """Whether ``user``/``password`` (bytes) are valid.
+
+    Of the account Secrets, else of the htpasswd file (:func:`verify`;
+    True without one).
+    """
+    if isinstance(accounts, secretaccounts.SecretAccounts):
+        return accounts.verify(user, password, lockout)
+    return not auth_file or verify(auth_file, user, password, lockout)
 
 
 def has_account(accounts, user):

@@ -119,8 +119,7 @@ def _login(store):
             app.logger.info('Login refused: not a valid bearer token')
             raise _refused('Incorrect user name or password')
         user, groups = account.name, account.groups
-    elif auth_file and not auth.verify(auth_file, user, secret,
-                                       store.lockout):
+    elif not auth.check(auth_file, accounts, user, secret, store.lockout):
         app.logger.info('Login refused for user %r', user)
         raise _refused('Incorrect user name or password')
     elif auth_file and access.account_of(app, user) is None:
