@@ -133,6 +133,10 @@ _MESSAGES = {
         'Critical', "The requested resource of type %1 named '%2' was not "
         "found.", 'Provide a valid resource identifier and resubmit the '
         'request.'),
+    'ResourceAlreadyExists': (
+        'Critical', "The requested resource of type %1 with the property "
+        "%2 with the value '%3' already exists.", 'Do not repeat the '
+        'create operation as the resource has already been created.'),
     'ResourceInUse': (
         'Warning', 'The change to the requested resource failed because '
         'the resource is in use or in transition.', 'Remove the condition '

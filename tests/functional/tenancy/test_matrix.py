@@ -49,6 +49,9 @@ BODIES = {
         'Destination': 'http://127.0.0.1:9/refused', 'Protocol': 'Redfish'},
     ('POST', 'SubmitTestEvent'): {'MessageId': 'ResourceEvent.1.4.2.'
                                                'ResourceCreated'},
+    ('POST', '/AccountService/Accounts'): {
+        'UserName': 'intruder', 'Password': 'intruder-password',
+        'RoleId': 'Administrator'},
 }
 
 
