@@ -107,7 +107,7 @@ def parse(secret):
 
 def hash_password(password):
     """The bcrypt hash (str) of ``password`` (str)."""
-    return bcrypt.hashpw(password.encode('utf-8'),
+    return bcrypt.hashpw(password.encode('utf-8', 'surrogatepass'),
                          bcrypt.gensalt(COST)).decode('ascii')
 
 

@@ -178,3 +178,9 @@ def test_the_accounts_namespace_defaults_to_the_sessions(settings,
     settings = dict(settings)
     settings[config.ACCOUNTS_SOURCE_KEY] = 'secrets'
     assert config.load(settings).accounts_namespace == namespace
+
+
+def test_any_json_string_can_be_a_password():
+    password = 'pass\ud800word'
+    digest = secretaccounts.hash_password(password).encode()
+    assert bcrypt.checkpw(password.encode('utf-8', 'surrogatepass'), digest)
