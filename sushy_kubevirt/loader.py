@@ -15,8 +15,8 @@
 ``SUSHY_EMULATOR_SYSTEMS_DRIVER`` / ``SUSHY_EMULATOR_VMEDIA_DRIVER`` name
 a driver of the ``sushy_tools.emulator.systems`` / ``.vmedia`` entry-point
 namespaces. :mod:`sushy_kubevirt.plugin` makes ``Application.systems``,
-``.vmedia`` and ``.indicators`` the properties here, which build the
-named drivers once per configuration; without a name they are
+``.vmedia``, ``.indicators`` and ``.chassis`` the properties here, which
+build the named drivers once per configuration; without a name they are
 sushy-tools' own members (kept in :func:`original`).
 """
 
@@ -36,8 +36,10 @@ NAMESPACES = {config.SYSTEMS_DRIVER_KEY: SYSTEMS_NAMESPACE,
               config.VMEDIA_DRIVER_KEY: VMEDIA_NAMESPACE}
 #: Systems driver method building the ``Application.indicators`` driver.
 INDICATORS_FACTORY = 'indicators_driver'
+#: Systems driver method building the ``Application.chassis`` driver.
+CHASSIS_FACTORY = 'chassis_driver'
 #: What :func:`drop_built` drops.
-_BUILT = ('systems', 'vmedia', 'indicators')
+_BUILT = ('systems', 'vmedia', 'indicators', 'chassis')
 #: Class attribute holding the original Application members we replaced.
 ORIGINALS = '_sushy_kubevirt_originals'
 #: Prefix of our entries in ``Application._cache``.
@@ -160,3 +162,12 @@ def indicators(app):
         return stock(app)
     return _built(app, 'indicators', lambda: getattr(
         app.systems, INDICATORS_FACTORY)(lambda: stock(app)))
+
+
+def chassis(app):
+    """``Application.chassis``: the systems driver's, if it has one."""
+    cls = driver_class(app.config, config.SYSTEMS_DRIVER_KEY)
+    if cls is None or not hasattr(cls, CHASSIS_FACTORY):
+        return original('chassis').fget(app)
+    return _built(app, 'chassis',
+                  lambda: getattr(app.systems, CHASSIS_FACTORY)())

@@ -101,6 +101,8 @@ EXTENSION_POINTS = (
             % config.VMEDIA_DRIVER_KEY),
     _member('indicators', "System LEDs from the systems driver's "
             'indicators_driver(), when it has one'),
+    _member('chassis', "one Chassis per namespace from the systems "
+            "driver's chassis_driver(), when it has one"),
     _member('configure', 'drops the drivers built from the previous config; '
             'wraps wsgi_app'),
     _member('wsgi_app', "replaced (after sushy-tools' RedfishAuthMiddleware "
@@ -215,11 +217,18 @@ EXTENSION_POINTS = (
               'feature set: 405 with Allow (sushy-tools raises an error '
               'class it lacks: a 500)', before=managers.check_patch),
     _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>', LOGIN,
+              "a namespace: its Systems and their Managers (sushy-tools "
+              "gives all to the first Chassis); 404 outside the account's "
+              'namespaces', before=chassis.serve_chassis),
+    _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>', LOGIN,
               'ManagedBy: every Manager in the Chassis; the Chassis type '
               'that has UUID', after=chassis.chassis_body),
     _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>',
               {'PATCH': privileges.CONFIGURE_COMPONENTS}, 'IndicatorLED '
               'checked, Redfish errors', before=chassis.check_patch),
+    _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
+              LOGIN, "a sensor per System of the Chassis' namespace",
+              before=chassis.serve_thermal),
     _endpoint('thermal_resource', '/redfish/v1/Chassis/<identity>/Thermal',
               LOGIN, "RelatedItem: the System's first processor; "
               'SensorNumber is an integer', after=chassis.thermal_body),
@@ -449,13 +458,14 @@ def install():
     if loader.ORIGINALS in vars(cls):
         return
     originals = {name: getattr(cls, name) for name in (
-        'systems', 'vmedia', 'indicators', 'configure', 'run',
+        'systems', 'vmedia', 'indicators', 'chassis', 'configure', 'run',
         'register_blueprint', 'render_template', 'wsgi_app')
         if hasattr(cls, name)}
     setattr(cls, loader.ORIGINALS, originals)
     cls.systems = property(loader.systems)
     cls.vmedia = property(loader.vmedia)
     cls.indicators = property(loader.indicators)
+    cls.chassis = property(loader.chassis)
     cls.configure = _configure
     cls.run = _run
     cls.register_blueprint = _register_blueprint

@@ -94,11 +94,12 @@ class Lookup:
             self._report(value, vms, chosen)
         return chosen
 
-    def systems(self):
-        """``(ids, unreadable)``: the systems that can be read, and why not.
+    def placed(self):
+        """``(placed, unreadable)``: where the readable systems are.
 
-        The ids of every served VM that can be read, without duplicates,
-        and the ``Unreadable`` of each namespace that cannot.
+        ``(namespace, id)`` of every served VM that can be read, one per
+        id, in the order of the Systems collection, and the
+        ``Unreadable`` of each namespace that cannot.
 
         :raises apierrors.Unreadable: no namespace can be read.
         """
@@ -110,10 +111,16 @@ class Lookup:
         for system_id, vms in sorted(groups.items()):
             chosen = self._chosen(system_id, vms)
             if _reached(chosen):
-                result.append(system_id)
-            result += sorted(alias(vm) for vm in vms
-                             if vm is not chosen and _reached(vm))
+                result.append((identity.key(chosen)[0], system_id))
+            result += sorted(((identity.key(vm)[0], alias(vm)) for vm in vms
+                              if vm is not chosen and _reached(vm)),
+                             key=lambda pair: pair[1])
         return result, unreadable
+
+    def systems(self):
+        """``(ids, unreadable)``: :meth:`placed` without the namespaces."""
+        placed, unreadable = self.placed()
+        return [system_id for _, system_id in placed], unreadable
 
     def _by_alias(self, vm):
         if not _reached(vm):

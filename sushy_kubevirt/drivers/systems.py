@@ -33,6 +33,7 @@ from sushy_kubevirt.drivers import biossecrets
 from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
+from sushy_kubevirt.drivers import namespacechassis
 from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.drivers import resets
 from sushy_kubevirt.drivers import snapshot
@@ -190,6 +191,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         return indicators.KubeVirtIndicators(
             self._config, self._logger, self, fallback)
 
+    def chassis_driver(self):
+        """One Chassis per namespace (``Application.chassis``)."""
+        return namespacechassis.NamespaceChassis(
+            self._config, self._logger, self)
+
     # identity
 
     @property
@@ -205,6 +211,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         if flask.has_request_context():
             setattr(flask.g, _UNLISTED, unreadable)
         return ids
+
+    @errormap.translate
+    def placed(self):
+        """``(namespace, id)`` of every System of :attr:`systems`."""
+        return self._ids.placed()[0]
 
     def collection_messages(self):
         """``@Message.ExtendedInfo`` of this request's Systems collection.

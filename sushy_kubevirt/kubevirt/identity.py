@@ -14,6 +14,7 @@
 
 The Redfish System id is the VM's SMBIOS firmware UUID. A VM is also
 reachable by its name and by ``<namespace>.<name>`` (aliases -> 307).
+Each namespace is one Chassis, whose id is :func:`chassis_uuid`.
 """
 
 import uuid
@@ -21,6 +22,8 @@ import uuid
 from sushy_kubevirt.kubevirt import fields
 
 LEGACY_NAMESPACE_UUID = '6a1a24a1-4061-4607-8bf4-a3963d0c5895'
+#: The UUIDv5 namespace of the Chassis ids (fixed: ids never change).
+CHASSIS_NAMESPACE_UUID = 'a4c6f1de-3b52-5e0f-9d7c-2f8e61b0c935'
 
 
 def legacy_firmware_uuid(name):
@@ -47,6 +50,11 @@ def firmware_uuid(vm):
         return str(uuid.UUID(str(value)))
     except ValueError:
         return str(value)
+
+
+def chassis_uuid(namespace):
+    """The Chassis id of ``namespace``: the same in every process."""
+    return str(uuid.uuid5(uuid.UUID(CHASSIS_NAMESPACE_UUID), namespace))
 
 
 def serial(vm):

@@ -12,6 +12,11 @@
 
 """Chassis and Thermal as a plugin systems driver serves them.
 
+With the KubeVirt systems driver each namespace is a Chassis
+(:mod:`sushy_kubevirt.drivers.namespacechassis`): its GET and Thermal are
+rendered here from the stock templates with the Systems and Managers of
+that namespace (sushy-tools gives every one to its first Chassis).
+
 sushy-tools renders a ``UUID``, which Chassis.v1_5_0 (the version its
 template declares) does not define, and ``SensorNumber`` as a string,
 where the Thermal schema wants an integer. The UUID stays: Ironic names a
@@ -24,6 +29,8 @@ Links agree both ways (see :mod:`.managers`): the Chassis is
 sushy-tools' ``Processors/CPU``, which no System has.
 """
 
+import json
+
 import flask
 
 from sushy_kubevirt.kubevirt import indicator
@@ -35,6 +42,41 @@ CHASSIS_TYPE = '#Chassis.v1_7_0.Chassis'
 #: The systems driver method of a driver whose links agree both ways.
 _LINKED = 'get_disks'
 _CPU = '/Processors/CPU'
+#: The systems driver method of a driver with a Chassis per namespace.
+_NAMESPACES = 'chassis_driver'
+
+
+def _namespace_chassis(app):
+    """``app.chassis`` when it is one Chassis per namespace, else None."""
+    if app.feature_set != 'full' or \
+            base.systems_driver(app, _NAMESPACES) is None:
+        return None
+    return app.chassis
+
+
+def serve_chassis(app, identity):
+    """GET of a namespace's Chassis: its Systems and their Managers."""
+    chassis = _namespace_chassis(app)
+    if chassis is None:
+        return None
+    uuid = chassis.uuid(identity)
+    systems = chassis.systems(identity)
+    return base.json_response(json.loads(app.render_template(
+        'chassis.json', identity=identity, name=chassis.name(identity),
+        uuid=uuid, contained_by=None, contained_systems=systems,
+        contained_managers=systems, contained_chassis=[],
+        managers=systems, storage=[], drives=[],
+        indicator_led=app.indicators.get_indicator_state(uuid))))
+
+
+def serve_thermal(app, identity):
+    """GET of a namespace's Chassis Thermal: a sensor per System in it."""
+    chassis = _namespace_chassis(app)
+    if chassis is None:
+        return None
+    return base.json_response(json.loads(app.render_template(
+        'thermal.json', chassis=chassis.uuid(identity),
+        systems=chassis.systems(identity))))
 
 
 def chassis_body(app, response):

@@ -15,19 +15,21 @@
 sushy-tools leaves ``ServiceEntryPointUUID`` null; here it is the service
 root's UUID. sushy-tools puts every System and Manager in the first
 Chassis but only its first Manager lists that Chassis in
-``ManagerForChassis``; here every Manager does (see :mod:`.chassis` for
-the other direction). Outside the full feature set a Manager is
-read-only.
+``ManagerForChassis``; here every Manager lists the Chassis of its
+System's namespace (see :mod:`.chassis` for the other direction).
+Outside the full feature set a Manager is read-only.
 """
 
 import json
+
+import flask
 
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
 
-#: The systems driver method of a driver whose links agree both ways.
-_LINKED = 'get_disks'
+#: The systems driver method of a driver with a Chassis per namespace.
+_NAMESPACES = 'chassis_driver'
 
 
 def manager_body(app, response):
@@ -37,8 +39,8 @@ def manager_body(app, response):
     root = json.loads(app.render_template('root.json'))
     chassis = None
     if app.feature_set == 'full' and \
-            base.systems_driver(app, _LINKED) is not None:
-        chassis = app.chassis.chassis
+            base.systems_driver(app, _NAMESPACES) is not None:
+        chassis = app.chassis.of_system(flask.request.view_args['identity'])
 
     def edit(body):
         changed = False
@@ -47,7 +49,7 @@ def manager_body(app, response):
             changed = True
         if chassis:
             links = body.setdefault('Links', {})
-            want = [{'@odata.id': '/redfish/v1/Chassis/%s' % chassis[0]}]
+            want = [{'@odata.id': '/redfish/v1/Chassis/%s' % chassis}]
             if links.get('ManagerForChassis') != want:
                 links['ManagerForChassis'] = want
                 changed = True

@@ -23,6 +23,7 @@ from sushy_kubevirt import plugin
 
 UUID = '9b2b0fde-5a27-4c5e-9a1b-1b7d0c6f1c11'
 URL = '/redfish/v1/Systems/%s' % UUID
+CHASSIS = 'f3b0c2a4-1d2e-5f60-8a7b-9c0d1e2f3a4b'
 
 
 def _driver(extended=True):
@@ -60,9 +61,13 @@ def client():
     with mock.patch.object(main.Application, 'systems',
                            new_callable=mock.PropertyMock) as prop, \
             mock.patch.object(main.Application, 'indicators',
-                              new_callable=mock.PropertyMock) as leds:
+                              new_callable=mock.PropertyMock) as leds, \
+            mock.patch.object(main.Application, 'chassis',
+                              new_callable=mock.PropertyMock) as chassis:
         prop.return_value = _driver()
         leds.return_value.get_indicator_state.return_value = 'Lit'
+        chassis.return_value.chassis = [CHASSIS]
+        chassis.return_value.of_system.return_value = CHASSIS
         yield main.app.test_client(), prop.return_value
     main.app.config.clear()
     main.app.config.update(saved)

@@ -21,7 +21,6 @@ from tests.functional.emulator import harness
 
 from sushy_kubevirt.kubevirt import indicator
 
-CHASSIS = '/redfish/v1/Chassis/SheetMetalChassis'
 STORE = 'indicators.sqlite'
 
 
@@ -104,7 +103,8 @@ def test_bad_value_is_a_400_and_changes_nothing(sim, leds, machine, body):
 
 
 def test_chassis_led_keeps_the_stock_store(leds, state_dirs):
-    url = leds.url + CHASSIS
+    chassis = requests.get(leds.url + '/redfish/v1/Chassis').json()
+    url = leds.url + chassis['Members'][0]['@odata.id']
     assert _led(url) == 'Lit'
     response = requests.patch(url, json={'IndicatorLED': 'Off'})
     assert response.status_code == 204, response.text

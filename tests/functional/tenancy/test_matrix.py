@@ -15,7 +15,8 @@
 The routes are those the plugin declares (``plugin.uri_table``), which a
 unit test holds equal to every route the emulator serves. A refusal is a
 403 ``InsufficientPrivilege`` when the role lacks the route's privilege,
-a 404 for a System (or its Manager) outside the account's namespaces, a
+a 404 for a System (or its Manager), or a Chassis, outside the account's
+namespaces, a
 401 for a user without a role; and a refused request changes nothing in
 the cluster: the refusals are sent with bodies that would change it.
 """
@@ -24,12 +25,14 @@ import re
 
 import pytest
 from tests.functional.tenancy import conftest
+from tests.functional.tenancy import test_chassis
 
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt import plugin
 
-#: Rules whose ``<identity>`` is a System's (a Manager's is its System's).
-SCOPED = re.compile(r'^/redfish/v1/(Systems|Managers)/<identity>')
+#: Rules whose ``<identity>`` is a System's (a Manager's is its System's)
+#: or a namespace's Chassis.
+SCOPED = re.compile(r'^/redfish/v1/(Systems|Managers|Chassis)/<identity>')
 #: The legacy BIOS URIs: a 308 to the schema's, whatever the System.
 REDIRECTS = re.compile(r'/BIOS(/|$)')
 #: Bodies that would change something, for the refusals.
@@ -99,7 +102,6 @@ def ids(clients, systems):
               'Protocol': 'Redfish'})
     assert subscription.status_code == 201, subscription.text
     return {
-        'chassis': first('/redfish/v1/Chassis'),
         'processor_id': first(system + '/Processors'),
         'memory_id': first(system + '/Memory'),
         'storage_id': storage, 'stg_id': storage,
@@ -114,13 +116,13 @@ def ids(clients, systems):
     }
 
 
-def concrete(rule, system, ids):
+def concrete(rule, system, ids, namespace=conftest.OWN):
     def value(match):
         name = match.group(1)
+        if name == 'identity' and rule.startswith('/redfish/v1/Chassis/'):
+            return test_chassis.chassis_path(namespace).rpartition('/')[2]
         if name == 'identity':
-            if SCOPED.match(rule):
-                return system.rpartition('/')[2]
-            return ids['chassis']
+            return system.rpartition('/')[2]
         return ids[name]
     path = re.sub(r'<([^>]+)>', value, rule)
     return path if path == '/redfish/v1/' else path.rstrip('/')
@@ -168,7 +170,7 @@ def test_refusals_change_nothing(sim, clients, systems, ids):
     seen = []
     for case in filter(refused, cases()):
         user, rule, method, privilege, namespace = case
-        path = concrete(rule, systems[namespace][0], ids)
+        path = concrete(rule, systems[namespace][0], ids, namespace)
         answer = clients[user].request(method, path,
                                        json=body_for(method, rule))
         seen.append((user, method, rule, namespace, answer.status_code))
@@ -203,7 +205,7 @@ def test_what_a_role_may_do_gets_past_authorization(clients, systems, ids):
         if refused(case):
             continue
         user, rule, method, privilege, namespace = case
-        path = concrete(rule, systems[namespace][0], ids)
+        path = concrete(rule, systems[namespace][0], ids, namespace)
         answer = clients[user].request(
             method, path, json=None if method in ('GET', 'DELETE') else {})
         assert answer.status_code not in (401, 403), (case, answer.text)
