@@ -148,6 +148,11 @@ def test_a_warm_basic_request_makes_no_api_call(urls, sim):
     backend.log_complete(sim)
     assert [e for e in harness.api_calls(sim)
             if e.get('path') != '/version'] == []
+    # The log does see the emulator's calls: a creation is one.
+    assert create(here, 'ivan', 'ivan-pass-01', 'ReadOnly').status_code \
+        == 201
+    backend.log_complete(sim)
+    assert 'create' in [e['verb'] for e in harness.api_calls(sim)]
 
 
 def test_role_and_password_changes_apply_everywhere(urls, sim):
