@@ -255,7 +255,7 @@ class DataVolumeController:
     def start(self):
         self.store.register(DV_RT)
         self.pvc_rt = self.store.resource('', 'persistentvolumeclaims')
-        self.store.subscribe(self.on_event)
+        self.store.subscribe(self.on_event, loaded=self.on_loaded)
         self.scheduler.start()
         return self
 
@@ -268,6 +268,11 @@ class DataVolumeController:
             thread.join(timeout=5)
 
     # events -------------------------------------------------------------
+
+    def on_loaded(self, rt, obj):
+        """A restored object: settled, only the garbage collector's."""
+        if self.gc is not None:
+            self.gc.on_event('ADDED', rt, obj, None)
 
     def on_event(self, event, rt, obj, old):
         if self.gc is not None:

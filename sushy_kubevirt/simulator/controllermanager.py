@@ -40,8 +40,12 @@ class ControllerManager:
         for handler in self.handlers:
             handler.on_event(event, rt, obj, old)
 
+    def on_loaded(self, rt, obj):
+        """A restored object: the handlers only index it."""
+        self.on_event('ADDED', rt, obj, None)
+
     def start(self, store):
-        store.subscribe(self.on_event)
+        store.subscribe(self.on_event, loaded=self.on_loaded)
         self.scheduler.start()
         return self
 

@@ -12,8 +12,12 @@
 
 """Realistic VM bodies and bulk seeding of the simulated cluster."""
 
+import gc
+
 from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator import stamping
+from sushy_kubevirt.simulator import storage
 from sushy_kubevirt.simulator import virt
 from sushy_kubevirt.simulator.virt import vmstatus
 
@@ -87,9 +91,14 @@ def namespace_names(namespaces):
 def seed(sim, vms, namespaces):
     """Create ``vms`` Halted VMs spread over ``namespaces`` namespaces.
 
-    Objects are created through the store (no HTTP, no admission: bodies
-    are already defaulted), each VM with its imported root DataVolume and
-    bound PVC, so the cluster looks settled rather than freshly created.
+    Each VM comes with its imported root DataVolume and bound PVC, so the
+    cluster looks settled rather than freshly created. The first VM of
+    each namespace is created through the store (no HTTP, no admission:
+    bodies are already defaulted), and the controllers react to it as to
+    any write. A store that can ``load`` (the simulator's) gets the others
+    as copies of that one under their own names, uids and times
+    (``stamping``), committed as a restore: one resourceVersion each,
+    indexed by the controllers, with nothing for them to reconcile.
     """
     store = sim.store
     ns_rt = store.resource('', 'namespaces')
@@ -98,15 +107,80 @@ def seed(sim, vms, namespaces):
         if store.try_get(ns_rt, None, ns) is None:
             store.create(ns_rt, {'apiVersion': 'v1', 'kind': 'Namespace',
                                  'metadata': {'name': ns}})
-    vm_rt = store.resource(virt.GROUP, 'virtualmachines')
+    # The cyclic garbage collector would rescan the growing store again
+    # and again (quadratic); JSON-like objects hold no cycles.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _seed_vms(store, vms, names)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _seed_vms(store, vms, names):
+    load = getattr(store, 'load', None)
+    prototypes, batch = {}, []
     for i in range(vms):
-        ns = names[i % len(names)]
-        body = make_vm('vm-%05d' % i, ns,
-                       labels={'redfish-enabled': 'true'})
-        vmstatus.stopped_status(body)
-        # Volumes first, so the VM controller finds them and creates none.
-        dvs = [cdi.create_settled(store, ns, template)
-               for template in body['spec'].get('dataVolumeTemplates', ())]
-        vm = store.create(vm_rt, body)
-        for dv in dvs:
-            cdi.adopt(store, dv, vm)
+        ns, name = names[i % len(names)], 'vm-%05d' % i
+        if load is not None and ns in prototypes:
+            batch.extend(_stamp(prototypes[ns], ns, name))
+            if len(batch) >= LOAD_BATCH:
+                load(batch)
+                batch = []
+            continue
+        created = _create(store, ns, name)
+        if load is not None:
+            prototypes[ns] = _prototype(store, created, ns, name)
+    if batch:
+        load(batch)
+
+
+LOAD_BATCH = 3000
+
+
+def _body(ns, name):
+    body = make_vm(name, ns, labels={'redfish-enabled': 'true'})
+    vmstatus.stopped_status(body)
+    return body
+
+
+def _create(store, ns, name):
+    """Create one VM with its volumes; return the (rt, obj) created."""
+    body = _body(ns, name)
+    # Volumes first, so the VM controller finds them and creates none.
+    dvs = [cdi.create_settled(store, ns, template)
+           for template in body['spec'].get('dataVolumeTemplates', ())]
+    vm_rt = store.resource(virt.GROUP, 'virtualmachines')
+    vm = store.create(vm_rt, body)
+    for dv in dvs:
+        cdi.adopt(store, dv, vm)
+    return [(cdi.DV_RT, dv) for dv in dvs] + [(vm_rt, vm)]
+
+
+def _prototype(store, created, ns, name):
+    """Templates of the stored DataVolumes, PVCs and VM of ``name``."""
+    pvc_rt = store.resource('', 'persistentvolumeclaims')
+    objs = []   # owners first: the VM, then each DataVolume and its PVC
+    for rt, obj in reversed(created):
+        objs.append((rt, store.get(rt, ns, obj['metadata']['name'])))
+        if rt.key == cdi.DV_RT.key:
+            objs.append((pvc_rt, store.get(pvc_rt, ns,
+                                           obj['metadata']['name'])))
+    tokens = _name_tokens(ns, name)
+    uids = [obj['metadata']['uid'] for _rt, obj in objs]
+    return ([(rt, stamping.Template(obj, tokens + uids))
+             for rt, obj in objs], tokens, uids)
+
+
+def _name_tokens(ns, name):
+    """The strings ``make_vm`` derives from a VM's name."""
+    return [name, admission.firmware_uuid(name),
+            virt.stable_mac(ns, name, 'default')]
+
+
+def _stamp(prototype, ns, name):
+    templates, tokens, uids = prototype
+    table = dict(zip(tokens, _name_tokens(ns, name)))
+    table.update((uid, storage.new_uid()) for uid in uids)
+    return [(rt, template.stamp(table)) for rt, template in templates]

@@ -362,10 +362,11 @@ class RemoteStore:
     def resources(self):
         return list(self._types.values())
 
-    def subscribe(self, fn):
+    def subscribe(self, fn, loaded=None):
         """``fn(event_type, rt, obj, old)`` for every change, in order.
 
-        The cached objects come first, as ``ADDED``.
+        The cached objects come first, as ``ADDED``. (``loaded``: this
+        store never loads objects, see ``storage.Store.load``.)
         """
         with self.dispatch_lock:
             self._subscribers.append(fn)

@@ -28,8 +28,8 @@ kept (``index``), so a list page is a range read.
 
 import collections
 import dataclasses
-import datetime
 import logging
+import random
 import threading
 import time
 import uuid
@@ -80,15 +80,16 @@ class Event:
     deletion RV), ``old`` the previous state or None.
     """
 
-    __slots__ = ('rv', 'type', 'rt', 'obj', 'old', 'cache')
+    __slots__ = ('rv', 'type', 'rt', 'obj', 'old', 'cache', 'settled')
 
-    def __init__(self, rv, type_, rt, obj, old):
+    def __init__(self, rv, type_, rt, obj, old, settled=False):
         self.rv = rv
         self.type = type_
         self.rt = rt
         self.obj = obj
         self.old = old
         self.cache = {}  # serialisations, filled by the API server
+        self.settled = settled   # loaded: nothing to reconcile
 
     @property
     def namespace(self):
@@ -109,9 +110,22 @@ def clone(value):
     return value
 
 
+_UIDS = random.Random()   # uids need only be unique: no entropy per call
+_NOW = [None, '']          # the last second formatted, and its text
+
+
+def new_uid():
+    """A random (version 4) UUID string."""
+    return str(uuid.UUID(int=_UIDS.getrandbits(128), version=4))
+
+
 def now_iso():
-    return datetime.datetime.now(datetime.timezone.utc).strftime(
-        '%Y-%m-%dT%H:%M:%SZ')
+    second = int(time.time())
+    cached = _NOW
+    if cached[0] != second:
+        cached[:] = [second, time.strftime('%Y-%m-%dT%H:%M:%SZ',
+                                           time.gmtime(second))]
+    return cached[1]
 
 
 def _without(obj, *keys):
@@ -224,8 +238,13 @@ class Store:
     def resources(self):
         return list(self._types.values())
 
-    def subscribe(self, fn):
-        self._subscribers.append(fn)
+    def subscribe(self, fn, loaded=None):
+        """``fn(event_type, rt, obj, old)`` for every write, in order.
+
+        Objects committed by ``load`` go to ``loaded(rt, obj)`` instead
+        (a controller indexes them; nothing is left to reconcile).
+        """
+        self._subscribers.append((fn, loaded))
 
     # -- reads ------------------------------------------------------------
 
@@ -386,7 +405,7 @@ class Store:
             key = self._key(rt, meta.get('namespace'), meta['name'])
             if key in self._objects[rt.key].objs:
                 raise apistatus.already_exists(rt, meta['name'])
-            meta['uid'] = str(uuid.uuid4())
+            meta['uid'] = new_uid()
             meta['creationTimestamp'] = now_iso()
             if rt.custom:
                 meta['generation'] = 1
@@ -482,6 +501,22 @@ class Store:
                 result = self._commit('DELETED', rt, key, None, current)
         self._dispatch()
         return clone(result)
+
+    def load(self, items):
+        """Commit ``(rt, obj)`` pairs as a restore does (bulk seeding).
+
+        Each object, complete with uid, timestamps and managedFields, is
+        stored as it is (no schema check, no field management) with its
+        own RV and ADDED event; subscribers get it as ``loaded``.
+        """
+        with self._cond:
+            for rt, obj in items:
+                meta = obj['metadata']
+                key = self._key(rt, meta.get('namespace'), meta['name'])
+                if key in self._objects[rt.key].objs:
+                    raise apistatus.already_exists(rt, meta['name'])
+                self._commit('ADDED', rt, key, obj, None, settled=True)
+        self._dispatch()
 
     def compact(self):
         """Drop all history: older RVs now get 410."""
@@ -601,7 +636,7 @@ class Store:
                 meta, resourceVersion=cmeta['resourceVersion']))
         return self._commit('MODIFIED', rt, key, new, current)
 
-    def _commit(self, type_, rt, key, new, old):
+    def _commit(self, type_, rt, key, new, old, settled=False):
         """Stamp a new RV, store, record history, fan out. Lock held."""
         self._rv += 1
         rv = self._rv
@@ -613,7 +648,7 @@ class Store:
             obj = new
             obj['metadata']['resourceVersion'] = str(rv)
             self._objects[rt.key].put(key, obj)
-        event = Event(rv, type_, rt, obj, old)
+        event = Event(rv, type_, rt, obj, old, settled)
         self._type_rv[rt.key] = rv
         self._history.append(event)
         while len(self._history) > self.history_size:
@@ -642,8 +677,11 @@ class Store:
                     if not self._pending:
                         return
                     event = self._pending.popleft()
-                for fn in self._subscribers:
-                    fn(event.type, event.rt, event.obj, event.old)
+                for fn, loaded in self._subscribers:
+                    if not event.settled:
+                        fn(event.type, event.rt, event.obj, event.old)
+                    elif loaded is not None:
+                        loaded(event.rt, event.obj)
 
 
 def _precondition(what, want, have, might):

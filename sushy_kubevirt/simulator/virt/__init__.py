@@ -73,7 +73,7 @@ class KubeVirt:
         admission.register(self.sim, VM_RT)
         subresources.Subresources(storage.Manager(self.store, VIRT_API),
                                   self.vmis).register(self.sim)
-        self.store.subscribe(self.on_event)
+        self.store.subscribe(self.on_event, loaded=self.on_loaded)
         self.scheduler.start()
         return self
 
@@ -100,6 +100,14 @@ class KubeVirt:
             for ref in meta.get('ownerReferences') or ():
                 if ref.get('kind') == 'VirtualMachine':
                     self.vms.enqueue(ns, ref.get('name'))
+
+    def on_loaded(self, rt, obj):
+        """A restored (settled) VM: only index its DataVolumes."""
+        if rt.key == VM_RT.key:
+            meta = obj['metadata']
+            template = (obj.get('spec') or {}).get('template') or {}
+            self._index(meta.get('namespace'), meta.get('name'),
+                        template.get('spec'))
 
     def _index(self, ns, name, spec):
         """Remember which VMs/VMIs use which DataVolumes."""
