@@ -34,19 +34,14 @@ import collections
 import functools
 import hashlib
 import logging
-import os
 import re
 import threading
 
 import bcrypt
 
 from sushy_kubevirt.accounts import accountsfile
-from sushy_kubevirt.kube import api
+from sushy_kubevirt.accounts import secretwatch
 from sushy_kubevirt.kube import apierrors
-from sushy_kubevirt.kube import client
-from sushy_kubevirt.kube import dispatcher
-from sushy_kubevirt.kube import informer
-from sushy_kubevirt.kube import limiter
 from sushy_kubevirt.kube import resources
 
 LOG = logging.getLogger(__name__)
@@ -61,8 +56,6 @@ MAX_PASSWORD = 72
 MIN_PASSWORD = 8
 #: Successful checks remembered per process.
 REMEMBERED = 1024
-#: Seconds a request waits for the first list of the account Secrets.
-SYNC_WAIT = 10.0
 COST = 12
 _RETRIES = 5
 
@@ -146,51 +139,20 @@ class SecretAccounts:
     """
 
     def __init__(self, cluster, namespace):
-        self.settings = cluster.settings
-        self.accounting = cluster.accounting
+        self.cluster = cluster
         self.namespace = namespace
         self._lock = threading.Lock()
-        self._running = None
-        self._stopped = False
         self._verified = collections.OrderedDict()
 
-    # the watch cache
-
-    def _cache(self):
-        with self._lock:
-            if self._stopped:
-                raise apierrors.Unavailable('the account cache is stopped')
-            if self._running is None or self._running[0] != os.getpid():
-                live = api.Api(
-                    client.make_api_client(self.settings, watches=1),
-                    limiter.TokenBucket(self.settings.qps,
-                                        self.settings.burst),
-                    self.accounting)
-                cache = informer.Informer(
-                    live, resources.SECRET, dispatcher.Dispatcher(),
-                    self.namespace, label_selector=LABEL + '=true',
-                    name='account Secrets in %s' % self.namespace)
-                cache.start()
-                self._running = (os.getpid(), live, cache)
-            return self._running[1:]
-
-    def stop(self, timeout=10.0):
-        with self._lock:
-            self._stopped = True
-            running, self._running = self._running, None
-        if running is not None and running[0] == os.getpid():
-            running[2].stop(timeout)
-            running[1].close()
-
     def _synced(self):
-        """The informer, once its list is in; else AccountsError."""
-        live, cache = self._cache()
-        if cache.refusal() is not None or not cache.wait_for_sync(
-                SYNC_WAIT) or cache.refusal() is not None:
+        """``(live Api, informer)`` once synced; else AccountsError."""
+        try:
+            return secretwatch.shared(self.cluster, self.namespace,
+                                      LABEL).synced()
+        except apierrors.Unavailable:
             raise accountsfile.AccountsError(
                 'The account Secrets of namespace %s cannot be read'
-                % self.namespace)
-        return live, cache
+                % self.namespace) from None
 
     def secret(self, user):
         """The cached Secret of ``user``, else None."""
@@ -331,23 +293,17 @@ _shared_lock = threading.Lock()
 def shared(cluster, namespace):
     """The process's SecretAccounts of ``namespace`` for ``cluster``.
 
-    One per process: one for other settings is stopped.
+    One per process: one for other settings is dropped.
     """
     key = (cluster.settings, namespace)
     with _shared_lock:
-        stale = [_shared.pop(k) for k in list(_shared) if k != key]
         if key not in _shared:
+            _shared.clear()
             _shared[key] = SecretAccounts(cluster, namespace)
-        current = _shared[key]
-    for old in stale:
-        old.stop()
-    return current
+        return _shared[key]
 
 
 def stop():
-    """Stop every account cache of this process."""
+    """Forget this process's accounts (their cache: secretwatch.stop)."""
     with _shared_lock:
-        caches = list(_shared.values())
         _shared.clear()
-    for cache in caches:
-        cache.stop()

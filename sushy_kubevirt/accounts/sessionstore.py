@@ -13,12 +13,18 @@
 """Redfish sessions kept in Kubernetes: one Secret per session.
 
 Every gunicorn worker and every replica must accept a token as soon as
-the login answered, and refuse it as soon as the logout answered, so the
+the login answered, and refuse it once the logout answered, so the
 session itself is the shared state: ``POST .../Sessions`` creates a
 Secret ``sushy-session-<id>`` (labels :data:`LABEL` and :data:`OWNER`)
 holding the user, the times and the SHA-256 of the token, never the
-token. A request with ``X-Auth-Token`` reads that Secret live (1 API
-GET), so a DELETE is seen by every process at once.
+token. Each process reads the session Secrets from its own watch cache
+(:mod:`.secretwatch`), so a request with a known ``X-Auth-Token`` makes
+no API call. A session the cache does not hold - made by another
+process since the watch's last event - costs one live GET, and so does
+one the cache finds expired (another process may have used it since):
+only the API server's answer refuses a token. A logout is seen by the
+process that answered it at once, and by the others when their watch
+delivers the deletion (milliseconds).
 
 A token is ``<id>.<random>.<tag>``, the tag an HMAC of the rest with a
 key every process shares (the Secret :data:`KEY_NAME`, made by the first
@@ -27,11 +33,13 @@ session found gone is remembered (:data:`GONE` ids per process), so a
 stale token costs one GET per process, once.
 
 ``SessionTimeout`` is an inactivity timeout: a session unused for that
-long is refused and deleted. Its last use is written back (one guarded
-patch) at most once per tenth of the timeout. At most ``limit`` sessions
-exist at once (``SessionLimitExceeded`` past it); a login counts them
-with paged lists that stop at the limit. Secrets with the label that are
-not well-formed sessions are ignored, with a log line.
+long is refused and deleted. Its last use is written back (one patch
+guarded by the resourceVersion read) at most once per tenth of the
+timeout. At most ``limit`` sessions exist at once
+(``SessionLimitExceeded`` past it); a login counts them with live paged
+lists that stop at the limit, and the Sessions collection is a live
+list too. Secrets with the label that are not well-formed sessions are
+ignored, with a log line.
 """
 
 import base64
@@ -47,6 +55,7 @@ import threading
 import time
 
 from sushy_kubevirt.accounts import lockout
+from sushy_kubevirt.accounts import secretwatch
 from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
@@ -294,19 +303,36 @@ class Store:
             'data': {DIGEST: digest}})
         return Session(sid, user, now, now, tuple(groups)), token
 
+    def _cache(self):
+        """This process's watch cache of the session Secrets (synced)."""
+        return secretwatch.shared(self.cluster, self.namespace,
+                                  LABEL).synced()[1]
+
+    def _parsed(self, secret):
+        """``(Session, digest, secret)``; None for no or a bad Secret."""
+        parsed = secret and self._session(secret)
+        return parsed + (secret,) if parsed else None
+
     def _read(self, sid):
+        """``(Session, digest, secret)`` of live session ``sid``, else Nones.
+
+        Read from the watch cache; a live GET decides when the cache has
+        no such session or finds it expired.
+        """
         if not _ID.match(sid or '') or sid in self._gone:
             return None, None, None
-        secret = self.cluster.get_secret(self.namespace, PREFIX + sid)
-        parsed = self._session(secret) if secret is not None else None
-        if parsed is None:
+        name = PREFIX + sid
+        found = self._parsed(self._cache().get(self.namespace, name))
+        if found is None or self._expired(found[0], self._clock()):
+            found = self._parsed(self.cluster.get_secret(self.namespace,
+                                                         name))
+        if found is None:
             self._remember(self._gone, sid)
             return None, None, None
-        session, digest = parsed
-        if self._expired(session, self._clock()):
+        if self._expired(found[0], self._clock()):
             self.delete(sid)
             return None, None, None
-        return session, digest, secret
+        return found
 
     def authenticate(self, token):
         """The live Session ``token`` belongs to, else None.
@@ -394,7 +420,10 @@ class Store:
         return sorted(self._live(selector), key=lambda s: (s.created, s.id))
 
     def delete(self, sid):
-        """End session ``sid``; False when there was none."""
+        """End session ``sid``; False when there was none.
+
+        This process refuses it at once: its id is remembered as gone.
+        """
         if not _ID.match(sid or ''):
             return False
         try:

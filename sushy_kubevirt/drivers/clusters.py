@@ -20,6 +20,7 @@ changes stops the Cluster of the old one.
 import threading
 
 from sushy_kubevirt.accounts import secretaccounts
+from sushy_kubevirt.accounts import secretwatch
 from sushy_kubevirt.drivers import afterboot
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import orphans
@@ -64,6 +65,7 @@ def stop():
     """Stop every Cluster of this process (threads and connections)."""
     service.stop_services()
     secretaccounts.stop()
+    secretwatch.stop()
     with _clusters_lock:
         clusters = list(_clusters.values())
         _clusters.clear()

@@ -31,6 +31,9 @@ VMS = 12
 #: Fast VMI stages; a guest honours an ACPI shutdown within 0.3 s.
 DELAYS = {'Scheduling': 0.05, 'Scheduled': 0.05, 'Running': 0.1,
           'Shutdown': 0.3}
+#: Seconds a logout may take to reach another process: its watch's
+#: delivery delay, milliseconds, here with a wide margin for loaded CI.
+LOGOUT_BOUND = 5.0
 
 
 def pytest_configure(config):

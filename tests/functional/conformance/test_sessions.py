@@ -126,14 +126,27 @@ def test_login_works_on_every_worker_and_replica(sim, gunicorn, replica):
     # Nothing of the token is stored: only its digest.
     assert token not in json.dumps(_session_secrets(sim))
 
-    # Logout on the replica: refused at once by every gunicorn worker.
+    # Logout on the replica: refused there at once, by every gunicorn
+    # worker once its watch delivered the deletion.
     assert requests.delete(replica.url + location, headers={
         'X-Auth-Token': token}, timeout=30).status_code == 204
+    _redfish_error(_get(replica.url, SYSTEMS, **{'X-Auth-Token': token}),
+                   401, 'NoValidSession')
     for url in (gunicorn.url, replica.url) * 8:
-        _redfish_error(_get(url, SYSTEMS, **{'X-Auth-Token': token}), 401,
-                       'NoValidSession')
-    assert _get(gunicorn.url, location, Authorization=_basic()
-                ).status_code == 404
+        _redfish_error(_refused(url, SYSTEMS, **{'X-Auth-Token': token}),
+                       401, 'NoValidSession')
+    assert _refused(gunicorn.url, location, Authorization=_basic()
+                    ).status_code == 404
+
+
+def _refused(url, path, **headers):
+    """The first answer of ``path`` that is no 200 (a logout's bound)."""
+    answers = []
+    harness.wait_until(
+        lambda: answers.append(_get(url, path, **headers)) or
+        answers[-1].status_code != 200, conftest.LOGOUT_BOUND, 0.01,
+        'the logout seen by every worker')
+    return answers[-1]
 
 
 def _basic(user=USER, password=PASSWORD):

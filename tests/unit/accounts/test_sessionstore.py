@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""The session store against a fake cluster, with a fake clock."""
+"""The session store against a fake cluster and watch, with a fake clock."""
 
 import copy
 
@@ -82,6 +82,28 @@ class FakeCluster:
             raise apierrors.NotFound('gone')
 
 
+class FakeCache:
+    """The cluster's Secrets as its watch delivered them.
+
+    :meth:`hold` keeps them as they are now, :meth:`catch_up` lets the
+    watch deliver again.
+    """
+
+    def __init__(self, cluster):
+        self.cluster = cluster
+        self.held = None
+
+    def hold(self):
+        self.held = copy.deepcopy(self.cluster.secrets)
+
+    def catch_up(self):
+        self.held = None
+
+    def get(self, namespace, name):
+        found = self.cluster.secrets if self.held is None else self.held
+        return copy.deepcopy(found.get(name))
+
+
 @pytest.fixture
 def clock():
     now = [1000.0]
@@ -90,8 +112,11 @@ def clock():
 
 @pytest.fixture
 def store(clock):
-    return sessionstore.Store(FakeCluster(), sessionstore.Settings(
+    made = sessionstore.Store(FakeCluster(), sessionstore.Settings(
         'default', timeout=100, limit=3), clock=lambda: clock[0])
+    made.watch = FakeCache(made.cluster)
+    made._cache = lambda: made.watch
+    return made
 
 
 def test_token_is_not_stored_and_authenticates(store):
@@ -228,3 +253,47 @@ def test_groups_are_kept_with_the_session(store):
     secret = store.cluster.secrets[sessionstore.PREFIX + session.id]
     secret['metadata']['annotations'][sessionstore.GROUPS] = '{"a": 1}'
     assert store.get(session.id) is None   # edited into nonsense: ignored
+
+
+def test_a_known_token_is_read_from_the_cache(store):
+    session, token = store.create('admin')
+    before = store.cluster.calls
+    for _ in range(3):
+        assert store.authenticate(token) == session
+    assert store.get(session.id) == session
+    assert store.cluster.calls == before
+
+
+def test_a_session_the_cache_lacks_costs_one_live_get(store):
+    store.watch.hold()   # the watch has not delivered the login yet
+    session, token = store.create('admin')
+    before = store.cluster.calls
+    assert store.authenticate(token) == session
+    assert store.cluster.calls == before + 1
+    store.watch.catch_up()
+    assert store.authenticate(token) == session
+    assert store.cluster.calls == before + 1
+
+
+def test_a_logout_elsewhere_counts_once_the_watch_delivers_it(store):
+    session, token = store.create('admin')
+    store.watch.hold()
+    del store.cluster.secrets[sessionstore.PREFIX + session.id]
+    assert store.authenticate(token) == session   # within the bound
+    store.watch.catch_up()
+    before = store.cluster.calls
+    assert store.authenticate(token) is None   # one GET says it is gone
+    assert store.authenticate(token) is None   # remembered
+    assert store.cluster.calls == before + 1
+
+
+def test_a_session_the_cache_finds_expired_is_read_live(store, clock):
+    session, token = store.create('admin')
+    store.watch.hold()
+    clock[0] += 60
+    assert store.authenticate(token) is not None   # refreshed, unseen
+    clock[0] += 60   # expired as cached, used 60 s ago as stored
+    before = store.cluster.calls
+    assert store.authenticate(token) is not None
+    assert store.cluster.calls == before + 2   # the GET, a refresh
+    assert sessionstore.PREFIX + session.id in store.cluster.secrets
