@@ -13,9 +13,10 @@
 """The SessionService and its Sessions: log in, list, log out.
 
 The sessions themselves are Secrets (:mod:`sushy_kubevirt.accounts.
-sessionstore`), so every worker and replica sees a login and a logout at
-once. A user sees and deletes only their own sessions: another user's
-is a 404, as one that does not exist, whatever the role.
+sessionstore`), so every worker and replica sees a login at once and a
+logout as soon as its watch delivers it. A user sees and deletes only
+their own sessions: another user's is a 404, as one that does not
+exist, whatever the role.
 """
 
 import time
@@ -155,7 +156,7 @@ def session_collection():
             DELETE=privileges.CONFIGURE_SELF)
 @errormap.translate
 def session_resource(session_id):
-    """GET: one session; DELETE: log it out, for every worker at once."""
+    """GET: one session; DELETE: log it out, for every worker."""
     store = sessions_of(flask.current_app)
     session = store.get(session_id, _requester())
     if session is None:
