@@ -90,12 +90,12 @@ def _no_control_socket():
     return ['--no-control-socket'] if '--no-control-socket' in out else []
 
 
-def argv(server, driver, config_path, port):
-    """The command line starting one emulator."""
+def argv(server, driver, config_path, port, workers=WORKERS):
+    """The command line starting one emulator (``workers``: gunicorn's)."""
     if server == 'gunicorn':
         return [sys.executable, '-m', 'gunicorn',
                 '--bind', '127.0.0.1:%d' % port,
-                '--workers', str(WORKERS), '--threads', str(THREADS),
+                '--workers', str(workers), '--threads', str(THREADS),
                 '--timeout', '120', '--graceful-timeout', '5'] + \
             _no_control_socket() + ['sushy_tools.emulator.main:app']
     if driver == 'fake':
@@ -108,12 +108,13 @@ class Emulator:
     """One running emulator process (and its workers)."""
 
     def __init__(self, server, driver, config_path, port, log_path,
-                 wrapper=()):
+                 wrapper=(), workers=WORKERS):
         self.server, self.driver, self.port = server, driver, port
         self.log_path = log_path
         self.profiled = bool(wrapper)
         self.proc = procs.spawn(
-            list(wrapper) + argv(server, driver, config_path, port),
+            list(wrapper) + argv(server, driver, config_path, port,
+                                 workers),
             log_path, env={'SUSHY_EMULATOR_CONFIG': config_path,
                            'PYTHONHASHSEED': '0'})
 

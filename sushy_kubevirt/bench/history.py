@@ -148,11 +148,16 @@ def record(document):
 
 
 def load(path):
-    """The records of a history file, oldest first ([] if it is absent)."""
+    """The ``--quick`` records of a history file, oldest first.
+
+    [] if it is absent. Other benchmarks' records (``kind``, such as
+    ``bench.capacity``'s) share the file but are neither shown nor gated.
+    """
     if not os.path.exists(path):
         return []
     with open(path) as history:
-        return [json.loads(line) for line in history if line.strip()]
+        records = [json.loads(line) for line in history if line.strip()]
+    return [entry for entry in records if 'kind' not in entry]
 
 
 def append(path, entry):

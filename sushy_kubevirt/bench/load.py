@@ -16,6 +16,13 @@ It reads one JSON spec on stdin and writes one JSON result on stdout, so the
 emulator under test never shares a CPU-bound interpreter with its client.
 Requests use ``http.client`` with ``Connection: close`` like sushy (or one
 keep-alive connection per thread), and are bounded in count and time.
+
+A closed loop by default: each of ``parallel`` threads sends its next task
+when the last one is answered. With ``rate``, an open loop: tasks arrive
+``rate`` times a second whatever the answers, ``parallel`` threads send
+them, and a task's first latency counts from its arrival (waiting for a
+free thread included); a task not sent within ``late_s`` of its arrival is
+dropped and counted.
 """
 
 import collections
@@ -95,6 +102,18 @@ def _mixed(node, i, image_url):
     return poll(node)
 
 
+def _capacity(node, i, image_url):
+    """Ironic's traffic: power polls, a boot PATCH and a vmedia cycle."""
+    slot = i % 20
+    if slot == 9:
+        return boot_patch(node)
+    if slot == 19 and image_url:
+        return vmedia(node, image_url)
+    if slot in (4, 14):
+        return get_secureboot(node)
+    return get_system(node)
+
+
 _SINGLE = {'list_systems': list_systems, 'get_system': get_system,
            'get_secureboot': get_secureboot, 'poll': poll, 'reset': reset,
            'noop_reset': noop_reset, 'boot_patch': boot_patch}
@@ -109,6 +128,8 @@ def tasks(spec):
     for i in itertools.count():
         if workload == 'mixed':
             task = _mixed(next(cycle), i, image)
+        elif workload == 'capacity':
+            task = _capacity(next(cycle), i, image)
         elif workload in ('pr32', 'serial'):
             task = get_system(next(cycle))
         elif workload == 'ironic':
@@ -160,23 +181,32 @@ class Client:
 
 def run(spec):
     """Run a spec's tasks from ``parallel`` threads; return the summary."""
-    todo = iter(tasks(spec))
+    todo = enumerate(tasks(spec))
     lock = threading.Lock()
     samples = collections.defaultdict(list)
     statuses = collections.defaultdict(collections.Counter)
-    failures = []
-    deadline = time.monotonic() + spec['seconds']
+    failures, dropped = [], []
+    rate, late_s = spec.get('rate'), spec.get('late_s', 1.0)
 
     def worker():
         client = Client(spec['port'], spec.get('keepalive', False),
                         spec.get('timeout', 60.0))
-        while time.monotonic() < deadline:
+        # An open loop ends with its arrivals: each is sent or dropped.
+        while rate or time.perf_counter() < started + spec['seconds']:
             with lock:
-                task = next(todo, None)
+                index, task = next(todo, (None, None))
             if task is None:
                 break
+            due = rate and started + index / rate
+            if rate and due >= started + spec['seconds']:
+                break
+            if rate and time.perf_counter() > due + late_s:
+                dropped.append(index)
+                continue
+            time.sleep(max(0.0, (due or 0.0) - time.perf_counter()))
             for kind, method, path, body in task:
-                start = time.perf_counter()
+                start = due or time.perf_counter()
+                due = None
                 try:
                     status, content = client.send(method, path, body)
                 except Exception as exc:
@@ -199,7 +229,8 @@ def run(spec):
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - started
-    return _result(samples, statuses, failures, wall)
+    return dict(_result(samples, statuses, failures, wall),
+                dropped=len(dropped))
 
 
 def _errors(counter):

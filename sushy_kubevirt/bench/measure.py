@@ -55,6 +55,8 @@ class Plan:
     #: Serve every namespace (one cluster-wide informer per resource)
     #: instead of listing the cluster's namespaces in the emulator config.
     all_namespaces: bool = False
+    #: gunicorn's worker processes.
+    workers: int = emulators.WORKERS
 
 
 def split(counts):
@@ -217,7 +219,7 @@ def start(plan, server, mode, cluster=None):
     started = time.monotonic()
     emu = emulators.Emulator(server, driver, config, port,
                              os.path.join(plan.workdir, name + '.log'),
-                             wrapper)
+                             wrapper, plan.workers)
     result = {'server': server, 'mode': mode, 'vms': plan.vms,
               'latency_ms': cluster.latency_ms if cluster else 0,
               'max_qps': cluster.max_qps if cluster else None}

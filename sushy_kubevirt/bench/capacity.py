@@ -1,0 +1,291 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The capacity curve: requests per second held at a p99, per worker count.
+
+``python -m sushy_kubevirt.bench.capacity`` seeds a simulator with
+``--vms`` VMs, then for each gunicorn worker count runs this driver (warm
+caches) and sushy-tools' fake driver (as many fake systems) with the same
+gunicorn settings, one after the other, under Ironic's request mix
+(:func:`load.tasks` ``capacity``: System and SecureBoot GETs, a boot
+PATCH pair and a vmedia insert and eject in every 20 tasks; the vmedia
+pair only where the driver has virtual media). Two loads, stepped up:
+closed (``--clients`` clients, each waiting for its answer) and open
+(tasks arriving at a fixed rate, ``--rate`` times ``--rate-factor`` per
+step). A backend's capacity is the most requests per second of a step
+with p99 under ``--p99-ms``, no error and no dropped arrival. Then a
+py-spy profile of one worker of each under the closed load.
+
+Writes the figures as JSON (``--output``), a record (``kind``
+``capacity``) to ``--history`` and the curve to ``--plot``.
+"""
+
+import argparse
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+from sushy_kubevirt.bench import cluster as clusters
+from sushy_kubevirt.bench import history
+from sushy_kubevirt.bench import imageserver
+from sushy_kubevirt.bench import load
+from sushy_kubevirt.bench import measure
+from sushy_kubevirt.bench import profile
+from sushy_kubevirt.bench import report
+
+BACKENDS = (('kubevirt', 'warm'), ('fake', 'fake'))
+#: Open-loop threads: enough for 10 x the p99 bound at 600 tasks/s.
+POOL = 64
+WARM_UP_S = 2.0
+
+
+def _ints(text):
+    return tuple(int(x) for x in text.split(',') if x)
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(
+        prog='python -m sushy_kubevirt.bench.capacity',
+        description=__doc__.split('\n\n')[0])
+    add = parser.add_argument
+    add('--vms', type=int, default=10000)
+    add('--namespaces', type=int, default=10)
+    add('--workers', type=_ints, default=(1, 2, 4))
+    add('--clients', type=_ints, default=(1, 2, 4, 8, 16, 32),
+        help='closed-loop steps')
+    add('--rate', type=float, default=10.0,
+        help='first open-loop step, tasks/s')
+    add('--rate-factor', type=float, default=1.5)
+    add('--rate-steps', type=int, default=12)
+    add('--seconds', type=float, default=5.0, help='per step')
+    add('--p99-ms', type=float, default=100.0)
+    add('--profile-seconds', type=float, default=10.0,
+        help='0: no profile')
+    add('--warm-deadline', type=float, default=900.0)
+    add('--history', metavar='FILE', help='append the record here')
+    add('--plot', metavar='OUT.png')
+    add('--output', default='capacity.json')
+    add('--workdir', help='keep configs and logs here (default: temp)')
+    return parser.parse_args(argv)
+
+
+def _log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def _summary(result, p99_ms, **step):
+    total = result['total']
+    ok = (total['requests'] > 0 and not total['errors']
+          and not result['dropped'] and total['p99_ms'] < p99_ms)
+    kinds = {kind: found['p99_ms'] for kind, found in result['kinds'].items()}
+    return dict(step, ok=ok, rps=total['rps'], p50_ms=total['p50_ms'],
+                p99_ms=total['p99_ms'], errors=total['errors'],
+                dropped=result['dropped'], kinds_p99_ms=kinds,
+                failures=result['failures'])
+
+
+def _over(steps):
+    """Whether the last two steps were over the bound (the curve's end)."""
+    return len(steps) >= 2 and not (steps[-1]['ok'] or steps[-2]['ok'])
+
+
+def _steps(args, spec):
+    """The closed, then the open steps, until two in a row are over."""
+    found = {'closed': [], 'open': []}
+    for clients in args.clients:
+        result = load.spawn_run(dict(
+            spec, parallel=clients,
+            requests=int(clients * args.seconds * 500) + 10))
+        found['closed'].append(_summary(result, args.p99_ms,
+                                        clients=clients))
+        if _over(found['closed']):
+            break
+    for step in range(args.rate_steps):
+        rate = args.rate * args.rate_factor ** step
+        result = load.spawn_run(dict(
+            spec, parallel=POOL, rate=rate,
+            requests=int(rate * args.seconds * 2) + 10))
+        found['open'].append(_summary(result, args.p99_ms,
+                                      rate=round(rate, 1)))
+        if _over(found['open']):
+            break
+    return found
+
+
+def capacity(steps):
+    """The most requests/s of a step under the p99 bound (None if none)."""
+    return max((s['rps'] for s in steps if s['ok']), default=None)
+
+
+def peak(steps):
+    """The most requests/s of a step without error, whatever its p99."""
+    return max((s['rps'] for s in steps if not s['errors']), default=None)
+
+
+def _backend(args, plan, mode, cluster):
+    emu, result, ids = measure.start(plan, 'gunicorn', mode, cluster)
+    try:
+        media = plan.image_url and measure.vmedia_available(emu.port, ids[0])
+        spec = {'port': emu.port, 'systems': ids, 'workload': 'capacity',
+                'seconds': args.seconds, 'timeout': 30.0,
+                'image_url': plan.image_url if media else None}
+        # First answers of a fresh worker (imports, first connections)
+        # are not the steady state: a short load before the steps.
+        load.spawn_run(dict(spec, parallel=2, seconds=WARM_UP_S,
+                            requests=int(WARM_UP_S * 1000)))
+        result.update(vmedia=bool(media), workers=plan.workers,
+                      steps=_steps(args, spec))
+        if plan.profile:
+            load.spawn_run(dict(spec, parallel=8, seconds=args.profile_seconds,
+                                requests=int(args.profile_seconds * 4000)))
+        result['rss_end_kb'] = emu.rss_kb()
+    finally:
+        emu.stop()
+    for name, steps in result['steps'].items():
+        result[name], result[name + ' peak'] = capacity(steps), peak(steps)
+    return result
+
+
+def run(args, workdir, images):
+    plan = measure.Plan(workdir=workdir, vms=args.vms,
+                        namespaces=args.namespaces, image_url=images.url,
+                        warm_deadline_s=args.warm_deadline)
+    started = time.monotonic()
+    cluster = clusters.Cluster(workdir, args.vms, args.namespaces,
+                               deadline_s=args.warm_deadline)
+    document = {'machine': report.machine(), 'options': vars(args),
+                'seed_s': round(cluster.seed_s, 1), 'runs': [],
+                'profiles': {}}
+    try:
+        for workers in args.workers:
+            for driver, mode in BACKENDS:
+                _log('%s, %d worker(s)' % (driver, workers))
+                document['runs'].append(dict(_backend(
+                    args, dataclasses.replace(plan, workers=workers),
+                    mode, cluster), driver=driver))
+        if args.profile_seconds and profile.pyspy():
+            for driver, mode in BACKENDS:
+                _log('profile: %s, 1 worker' % driver)
+                raw = os.path.join(workdir, 'profile-%s.txt' % driver)
+                quiet = argparse.Namespace(**dict(vars(args), clients=(),
+                                                  rate_steps=0))
+                _backend(quiet,
+                         dataclasses.replace(plan, workers=1, profile=raw),
+                         mode, cluster)
+                document['profiles'][driver] = profile.summarize(raw)
+    finally:
+        cluster.stop()
+    document['loadavg'] = [round(x, 2) for x in os.getloadavg()]
+    document['duration_s'] = round(time.monotonic() - started, 1)
+    return document
+
+
+def rows(document):
+    """``[workers, mode, ours, fake, ours/fake, ours peak, fake peak]``."""
+    found = {(r['workers'], r['driver']): r for r in document['runs']}
+    result = []
+    for workers in sorted({w for w, _ in found}):
+        for mode in ('closed', 'open'):
+            ours, fake = (found[workers, d] for d in ('kubevirt', 'fake'))
+            result.append([workers, mode, ours[mode], fake[mode],
+                           ours[mode] and fake[mode]
+                           and round(ours[mode] / fake[mode], 2),
+                           ours[mode + ' peak'], fake[mode + ' peak']])
+    return result
+
+
+def table(document):
+    """The rows as text; ``-``: even the first step was over the bound."""
+    p99 = document['options']['p99_ms']
+    note = ('\n(requests/s at p99 < %g ms; peak: whatever the p99; %d VMs)'
+            % (p99, document['options']['vms']))
+    return report.table(
+        ['workers', 'load', 'kubevirt req/s', 'fake req/s', 'ratio',
+         'kubevirt peak', 'fake peak'], rows(document)) + note
+
+
+def record(document):
+    """The history record: figures only (nothing here is gated)."""
+    figures = {}
+    names = ('kubevirt', 'fake', 'kubevirt/fake', 'kubevirt peak',
+             'fake peak')
+    for workers, mode, *values in rows(document):
+        for name, value in zip(names, values):
+            figures['%s %dw %s req/s' % (name, workers, mode)] = value
+    figures.update({'vms': document['options']['vms'],
+                    'seed s': document['seed_s'],
+                    'load average': document['loadavg'][0],
+                    'duration s': document['duration_s']})
+    steps = [s for r in document['runs'] for mode in r['steps'].values()
+             for s in mode]
+    return dict(history.provenance(), kind='capacity', figures=figures,
+                errors=sum(s['errors'] for s in steps),
+                failures=[f for s in steps for f in s['failures']][:5])
+
+
+def draw(document, output):
+    """p99 against requests/s of every step, one panel per load."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+
+    figure, grid = pyplot.subplots(1, 2, figsize=(12, 4.5))
+    for axes, mode in zip(grid, ('closed', 'open')):
+        for run in document['runs']:
+            steps = run['steps'][mode]
+            axes.plot([s['rps'] for s in steps], [s['p99_ms'] for s in steps],
+                      '-o' if run['driver'] == 'kubevirt' else '--s',
+                      markersize=4, label='%s, %d worker(s)' % (
+                          run['driver'], run['workers']))
+        axes.axhline(document['options']['p99_ms'], color='tab:red',
+                     linewidth=1)
+        axes.set_yscale('log')
+        axes.set_xlabel('requests/s answered')
+        axes.set_ylabel('p99 ms')
+        axes.set_title('%s loop' % mode, fontsize=10)
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize=7)
+    figure.suptitle('Capacity, %d VMs: Ironic\'s mix under gunicorn'
+                    % document['options']['vms'], fontsize=11)
+    figure.tight_layout()
+    figure.savefig(output, dpi=72, metadata={'Software': None})
+    pyplot.close(figure)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    workdir = args.workdir or tempfile.mkdtemp(prefix='sushy-kubevirt-cap-')
+    os.makedirs(workdir, exist_ok=True)
+    images = imageserver.ImageServer()
+    try:
+        document = run(args, workdir, images)
+    finally:
+        images.stop()
+        if not args.workdir:
+            shutil.rmtree(workdir, ignore_errors=True)
+    document['record'] = record(document)
+    report.write_json(args.output, document)
+    print(table(document))
+    for driver, summary in document['profiles'].items():
+        print('\nprofile, %s:\n%s' % (driver, profile.text(summary)))
+    if args.history:
+        history.append(args.history, document['record'])
+    if args.plot:
+        draw(document, args.plot)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
