@@ -28,6 +28,7 @@ from kubernetes import client as kube_client
 from kubernetes import config as kube_config
 import pytest
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 from tests.functional.hostile import conftest
 
@@ -243,8 +244,10 @@ def test_invalid_tokens_cost_no_api_call(sim, emulator):
 
 
 def _core(sim, tmp_path):
+    """A client of a cluster administrator, not of the emulator."""
     return kube_client.CoreV1Api(kube_config.new_client_from_config(
-        config_file=sim.write_kubeconfig(str(tmp_path / 'admin-kc'))))
+        config_file=backend.write_admin_kubeconfig(
+            sim, str(tmp_path / 'admin-kc'))))
 
 
 def _session_secrets(core):
