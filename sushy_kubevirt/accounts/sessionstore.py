@@ -337,7 +337,9 @@ class Store:
     def authenticate(self, token):
         """The live Session ``token`` belongs to, else None.
 
-        A token whose tag is wrong costs no API call.
+        A token whose tag is wrong costs no API call, and so does one of
+        a session the watch cache holds unexpired (but for the write of
+        its last use, at most once per tenth of the timeout).
         """
         if not isinstance(token, str) or len(token) > _MAX_TOKEN:
             return None
