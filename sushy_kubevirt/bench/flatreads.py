@@ -37,7 +37,6 @@ import time
 
 from sushy_tools.emulator import main as emulator
 
-from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.kube import indices
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
@@ -117,7 +116,7 @@ def _worker(conn, vms, namespaces, workdir):
                  if e.get('verb') != 'watch']
         conn.send({'times': times, 'probes': counts['probes'] / requests,
                    'calls': len(calls) / requests})
-    clusters.stop()
+    app.systems.cluster.stop()
     sim.stop()
     conn.close()
 
