@@ -16,7 +16,8 @@ One emulator in this process, one in a subprocess, on one cluster, as
 Ironic uses them: a login through one, polls through the other. A warm
 token request makes no API call; a token made a moment ago on the other
 process works at once; a logout reaches the other process within the
-watch's delivery delay (measured here; :data:`conftest.LOGOUT_BOUND`).
+watch's delivery delay (measured here; :data:`conftest.LOGOUT_BOUND`),
+and with the simulator delaying the watches, that delay is the bound.
 """
 
 import statistics
@@ -35,6 +36,8 @@ USER, PASSWORD = 'admin', 'S3cret-password'
 SESSIONS = '/redfish/v1/SessionService/Sessions'
 SYSTEMS = '/redfish/v1/Systems'
 LOGOUT_BOUND = conftest.LOGOUT_BOUND
+#: Seconds the simulator holds back each event of a lagging watch.
+LAG = 0.5
 RELAXED = {'SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD': 0,
            'SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_BURST': 100000,
            'SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_RATE': 100000}
@@ -116,7 +119,8 @@ def test_a_warm_token_request_makes_no_api_call(urls, sim):
 def test_a_session_made_a_moment_ago_elsewhere_works_at_once(urls):
     """Log in through one process, use the token at once on the other.
 
-    Its watch may not hold the session yet: a live GET finds it.
+    Its watch may not hold the session yet: a live GET finds it (made
+    sure of by :func:`test_the_logout_bound_is_the_watch_delay`).
     """
     here, other = urls
     for source, target in ((here, other), (other, here)) * 10:
@@ -150,6 +154,46 @@ def test_a_logout_reaches_the_other_process_within_the_bound(urls):
     print('logout seen elsewhere after: median %.1f ms, max %.1f ms'
           % (statistics.median(delays) * 1000, max(delays) * 1000))
     assert max(delays) < LOGOUT_BOUND
+
+
+def _read_live(sim, url, token, location):
+    """Whether a request with ``token`` to ``url`` read its session live."""
+    name = sessionstore.PREFIX + location.rpartition('/')[2]
+    sim.request_log.clear()
+    assert status(url, token) == 200
+    return [e['verb'] for e in conftest.api_calls(sim)
+            if e['path'].endswith(name)] == ['get']
+
+
+@pytest.mark.skipif(backend.REAL, reason='the simulator delays the watches')
+def test_the_logout_bound_is_the_watch_delay(sim, tmp_path_factory):
+    """Every event of the session Secrets' watches comes :data:`LAG` late.
+
+    A token made through one process works at once on the other (read
+    live); a logout through one reaches the other with its watch's event.
+    """
+    lag = sim.faults.event_delay(LAG, path='secrets$',
+                                 query={'watch': None}, times=None)
+    try:
+        for here, other in _pair(_config(sim, tmp_path_factory.mktemp(
+                'lag')), tmp_path_factory):
+            for url in (here, other):   # their watches start, lagging
+                status(url, login(url)[0])
+            token, location = login(here)
+            assert _read_live(sim, other, token, location)
+            harness.wait_until(lambda: not _read_live(
+                sim, other, token, location), LAG * 10, 0.05,
+                'the lagging watch delivered the session')
+            assert logout(here, token, location) == 204
+            start = time.monotonic()
+            assert status(here, token) == 401
+            assert status(other, token) == 200   # its watch lags
+            harness.wait_until(lambda: status(other, token) == 401,
+                               LAG + LOGOUT_BOUND, 0.01,
+                               'the logout seen by the other process')
+            assert time.monotonic() - start > LAG / 2
+    finally:
+        sim.faults.remove(lag)
 
 
 def test_use_anywhere_keeps_a_session_and_idleness_ends_it(
