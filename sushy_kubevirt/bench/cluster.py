@@ -114,6 +114,7 @@ def main(argv=None):
     # goes to stderr (the log file).
     out = os.fdopen(os.dup(sys.stdout.fileno()), 'w')
     sys.stdout = sys.stderr
+    from sushy_kubevirt.simulator import command
     from sushy_kubevirt.simulator import Simulator
 
     started = time.monotonic()
@@ -129,6 +130,8 @@ def main(argv=None):
         _serve(sim, out)
     finally:
         sim.stop()
+    out.flush()
+    command.exit_now(0)   # no teardown of the heap, object by object
 
 
 class Cluster:

@@ -16,13 +16,15 @@ Also ``python -m sushy_kubevirt.simulator``.
 
 ``sushy-kubevirt-simulator --kubeconfig PATH [options]`` serves; ``...
 fault --url URL --token TOKEN COMMAND`` talks to a running simulator's
-control API (``control``).
+control API (``control``). Serving ends the process once the simulator
+stopped (``exit_now``).
 """
 
 import argparse
 import importlib.metadata
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -273,7 +275,19 @@ def main(argv=None):
             pass
     finally:
         sim.stop()
-    return 0
+    exit_now(0)
+
+
+def exit_now(code):
+    """End the process at once, once the simulator has stopped.
+
+    Tearing down the heap of 100,000 VMs object by object takes longer
+    than the stop itself; the operating system frees it in one go.
+    """
+    logging.shutdown()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
 
 
 def _stopping():

@@ -288,8 +288,14 @@ class Store:
         With ``resource_version`` the state exactly at that RV (410 if it
         was compacted).
         """
-        snap = self.view(rt, resource_version)
-        return snap.items(namespace), snap.rv
+        with self._cond:
+            if resource_version in (None, self._rv):
+                # Read under the lock: no need to share (copy-on-write).
+                idx = self._objects[rt.key]
+                snap = index.Snapshot(self._rv, idx.sorted_keys(), idx.objs)
+            else:
+                snap = self.view(rt, resource_version)
+            return snap.items(namespace), snap.rv
 
     def view(self, rt, resource_version=None, keep=False):
         """``rt``'s :class:`index.Snapshot` now, or at ``resource_version``.

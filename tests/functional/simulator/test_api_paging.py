@@ -38,13 +38,18 @@ def _seen(items):
              o['metadata']['resourceVersion']) for o in items]
 
 
-def _page_all(custom, first, **query):
-    """The pages after ``first``, following continue tokens."""
+def _page_all(custom, first, between=None, **query):
+    """The pages after ``first``, following continue tokens.
+
+    ``between()`` is called before each page.
+    """
     pages, page = [], first
     for _ in range(1000):
         token = page['metadata'].get('continue')
         if not token:
             return pages
+        if between is not None:
+            between()
         page = custom.list_cluster_custom_object(G, V, P, _continue=token,
                                                  **query)
         pages.append(page)
@@ -79,18 +84,22 @@ class _Writer(threading.Thread):
         self.join(10)
 
 
-def test_pages_are_the_first_pages_snapshot_while_objects_change(widgets):
+def test_pages_are_the_first_pages_snapshot_while_objects_change(
+        widgets, simulator):
     whole = widgets.list_cluster_custom_object(G, V, P)
     first = widgets.list_cluster_custom_object(G, V, P, limit=7)
     assert first['metadata']['resourceVersion'] == \
         whole['metadata']['resourceVersion']
     writer = _Writer(widgets)
     writer.start()
+
+    def after_writes():   # every page follows writes
+        done = writer.writes
+        simulator.wait_for(lambda: writer.writes > done)
     try:
-        pages = _page_all(widgets, first, limit=7)
+        pages = _page_all(widgets, first, between=after_writes, limit=7)
     finally:
         writer.stop()
-    assert writer.writes > 0
     items = first['items'] + [o for p in pages for o in p['items']]
     assert _seen(items) == _seen(whole['items'])
     assert {p['metadata']['resourceVersion'] for p in pages} == \
@@ -170,3 +179,32 @@ def test_namespaced_selector_pages_continue_while_keys_follow(widgets):
     assert names == ['w%02d' % i for i in range(60)
                      if i % 3 == 2 and i % 4 == 0]
     assert page['items'] == []
+
+
+class _Counting(dict):
+    """A snapshot's objects, counting reads."""
+
+    reads = 0
+
+    def __getitem__(self, key):
+        _Counting.reads += 1
+        return super().__getitem__(key)
+
+
+def test_a_continued_page_reads_only_its_objects(custom, simulator):
+    store = simulator.store
+    for i in range(3000):
+        store.create(apitools.WIDGETS, apitools.widget('w%04d' % i))
+    view = store.view
+
+    def counting_view(rt, resource_version=None, keep=False):
+        snap = view(rt, resource_version, keep)
+        return type(snap)(snap.rv, snap.keys, _Counting(snap.objs))
+    store.view = counting_view
+    first = custom.list_cluster_custom_object(G, V, P, limit=50)
+    _Counting.reads = 0
+    second = custom.list_cluster_custom_object(
+        G, V, P, limit=50, _continue=first['metadata']['continue'])
+    assert _Counting.reads == 50
+    assert second['metadata']['remainingItemCount'] == 2900
+    assert second['items'][0]['metadata']['name'] == 'w0050'
