@@ -26,8 +26,9 @@ from sushy_kubevirt.kube import indices
 
 
 class FlatIndex:
-    """``indexers`` as :class:`~sushy_kubevirt.kube.indices.Indices`'.
+    """The shared index of informers of one resource, and its lookups.
 
+    :param indexers: as for :class:`~sushy_kubevirt.kube.indices.Indices`.
     :param informer_of: ``fn(namespace) -> Informer`` of the informer
         that holds the objects of ``namespace``.
     """
@@ -39,7 +40,8 @@ class FlatIndex:
         self._informer_of = informer_of
         #: Informers that may have a write overlaid on their cache.
         self._overlaid = set()
-        #: Guards ``_overlaid`` with the overlays it names.
+        #: Guards ``_overlaid``; held while an overlay is added, so that
+        #: a lookup never drops an informer that is being written to.
         self._lock = threading.Lock()
 
     def note_write(self, informer, obj):
