@@ -23,7 +23,8 @@ closed (``--clients`` clients, each waiting for its answer) and open
 (tasks arriving at a fixed rate, ``--rate`` times ``--rate-factor`` per
 step). A backend's capacity is the most requests per second of a step
 with p99 under ``--p99-ms``, no error and no dropped arrival. Then a
-py-spy profile of one worker of each under the closed load.
+py-spy profile of each with one worker, attached for a closed load only
+(``--profile-clients``, ``--profile-seconds``).
 
 Writes the figures as JSON (``--output``), a record (``kind``
 ``capacity``) to ``--history`` and the curve to ``--plot``.
@@ -42,6 +43,7 @@ from sushy_kubevirt.bench import history
 from sushy_kubevirt.bench import imageserver
 from sushy_kubevirt.bench import load
 from sushy_kubevirt.bench import measure
+from sushy_kubevirt.bench import procs
 from sushy_kubevirt.bench import profile
 from sushy_kubevirt.bench import report
 
@@ -73,6 +75,7 @@ def parse_args(argv=None):
     add('--p99-ms', type=float, default=100.0)
     add('--profile-seconds', type=float, default=10.0,
         help='0: no profile')
+    add('--profile-clients', type=int, default=4)
     add('--warm-deadline', type=float, default=900.0)
     add('--history', metavar='FILE', help='append the record here')
     add('--plot', metavar='OUT.png')
@@ -90,10 +93,13 @@ def _summary(result, p99_ms, **step):
     ok = (total['requests'] > 0 and not total['errors']
           and not result['dropped'] and total['p99_ms'] < p99_ms)
     kinds = {kind: found['p99_ms'] for kind, found in result['kinds'].items()}
-    return dict(step, ok=ok, rps=total['rps'], p50_ms=total['p50_ms'],
-                p99_ms=total['p99_ms'], errors=total['errors'],
-                dropped=result['dropped'], kinds_p99_ms=kinds,
-                failures=result['failures'])
+    gets = (not total['errors'] and not result['dropped']
+            and kinds.get('get_system', p99_ms) < p99_ms)
+    return dict(step, ok=ok, gets_ok=gets, requests=total['requests'],
+                rps=total['rps'],
+                p50_ms=total['p50_ms'], p99_ms=total['p99_ms'],
+                errors=total['errors'], dropped=result['dropped'],
+                kinds_p99_ms=kinds, failures=result['failures'])
 
 
 def _over(steps):
@@ -124,14 +130,32 @@ def _steps(args, spec):
     return found
 
 
-def capacity(steps):
+def capacity(steps, key='ok'):
     """The most requests/s of a step under the p99 bound (None if none)."""
-    return max((s['rps'] for s in steps if s['ok']), default=None)
+    return max((s['rps'] for s in steps if s[key]), default=None)
 
 
 def peak(steps):
     """The most requests/s of a step without error, whatever its p99."""
     return max((s['rps'] for s in steps if not s['errors']), default=None)
+
+
+def _profile(args, spec, emu, raw):
+    """py-spy attached to every process of ``emu`` for a closed load."""
+    spy = procs.spawn(
+        [profile.pyspy(), 'record', '--format', 'raw', '--rate', '250',
+         '--subprocesses', '--nonblocking', '--pid', str(emu.proc.pid),
+         '--duration', str(int(args.profile_seconds) + 1), '--output', raw],
+        raw + '.log')
+    try:
+        time.sleep(0.5)   # attached
+        load.spawn_run(dict(spec, parallel=args.profile_clients,
+                            seconds=args.profile_seconds,
+                            requests=int(args.profile_seconds * 4000)))
+        spy.wait(args.profile_seconds + 30)
+    finally:
+        procs.stop(spy)
+    return profile.summarize(raw)
 
 
 def _backend(args, plan, mode, cluster):
@@ -148,13 +172,13 @@ def _backend(args, plan, mode, cluster):
         result.update(vmedia=bool(media), workers=plan.workers,
                       steps=_steps(args, spec))
         if plan.profile:
-            load.spawn_run(dict(spec, parallel=8, seconds=args.profile_seconds,
-                                requests=int(args.profile_seconds * 4000)))
+            result['profile'] = _profile(args, spec, emu, plan.profile)
         result['rss_end_kb'] = emu.rss_kb()
     finally:
         emu.stop()
     for name, steps in result['steps'].items():
         result[name], result[name + ' peak'] = capacity(steps), peak(steps)
+        result[name + ' gets'] = capacity(steps, 'gets_ok')
     return result
 
 
@@ -168,23 +192,19 @@ def run(args, workdir, images):
     document = {'machine': report.machine(), 'options': vars(args),
                 'seed_s': round(cluster.seed_s, 1), 'runs': [],
                 'profiles': {}}
+    spy = args.profile_seconds and profile.pyspy()
     try:
         for workers in args.workers:
             for driver, mode in BACKENDS:
                 _log('%s, %d worker(s)' % (driver, workers))
-                document['runs'].append(dict(_backend(
-                    args, dataclasses.replace(plan, workers=workers),
-                    mode, cluster), driver=driver))
-        if args.profile_seconds and profile.pyspy():
-            for driver, mode in BACKENDS:
-                _log('profile: %s, 1 worker' % driver)
-                raw = os.path.join(workdir, 'profile-%s.txt' % driver)
-                quiet = argparse.Namespace(**dict(vars(args), clients=(),
-                                                  rate_steps=0))
-                _backend(quiet,
-                         dataclasses.replace(plan, workers=1, profile=raw),
-                         mode, cluster)
-                document['profiles'][driver] = profile.summarize(raw)
+                raw = spy and workers == 1 and os.path.join(
+                    workdir, 'profile-%s.txt' % driver)
+                run = _backend(args, dataclasses.replace(
+                    plan, workers=workers, profile=raw or None), mode,
+                    cluster)
+                if raw:
+                    document['profiles'][driver] = run.pop('profile')
+                document['runs'].append(dict(run, driver=driver))
     finally:
         cluster.stop()
     document['loadavg'] = [round(x, 2) for x in os.getloadavg()]
@@ -192,35 +212,43 @@ def run(args, workdir, images):
     return document
 
 
+#: The figures of each row after the ratio, ours then the fake's.
+EXTRA = ('gets', 'peak')
+
+
 def rows(document):
-    """``[workers, mode, ours, fake, ours/fake, ours peak, fake peak]``."""
+    """``[workers, mode, ours, fake, ratio]`` and each of :data:`EXTRA`."""
     found = {(r['workers'], r['driver']): r for r in document['runs']}
     result = []
     for workers in sorted({w for w, _ in found}):
         for mode in ('closed', 'open'):
             ours, fake = (found[workers, d] for d in ('kubevirt', 'fake'))
-            result.append([workers, mode, ours[mode], fake[mode],
-                           ours[mode] and fake[mode]
-                           and round(ours[mode] / fake[mode], 2),
-                           ours[mode + ' peak'], fake[mode + ' peak']])
+            row = [workers, mode, ours[mode], fake[mode],
+                   ours[mode] and fake[mode]
+                   and round(ours[mode] / fake[mode], 2)]
+            for extra in EXTRA:
+                row += [ours[mode + ' ' + extra], fake[mode + ' ' + extra]]
+            result.append(row)
     return result
 
 
 def table(document):
     """The rows as text; ``-``: even the first step was over the bound."""
     p99 = document['options']['p99_ms']
-    note = ('\n(requests/s at p99 < %g ms; peak: whatever the p99; %d VMs)'
+    note = ('\n(requests/s at p99 < %g ms; gets: the System GETs\' p99 '
+            'only; peak: whatever the p99; %d VMs)'
             % (p99, document['options']['vms']))
     return report.table(
         ['workers', 'load', 'kubevirt req/s', 'fake req/s', 'ratio',
-         'kubevirt peak', 'fake peak'], rows(document)) + note
+         'kubevirt gets', 'fake gets', 'kubevirt peak', 'fake peak'],
+        rows(document)) + note
 
 
 def record(document):
     """The history record: figures only (nothing here is gated)."""
     figures = {}
-    names = ('kubevirt', 'fake', 'kubevirt/fake', 'kubevirt peak',
-             'fake peak')
+    names = ('kubevirt', 'fake', 'kubevirt/fake', 'kubevirt gets',
+             'fake gets', 'kubevirt peak', 'fake peak')
     for workers, mode, *values in rows(document):
         for name, value in zip(names, values):
             figures['%s %dw %s req/s' % (name, workers, mode)] = value
@@ -242,11 +270,13 @@ def draw(document, output):
     from matplotlib import pyplot
 
     figure, grid = pyplot.subplots(1, 2, figsize=(12, 4.5))
+    counts = sorted({run['workers'] for run in document['runs']})
     for axes, mode in zip(grid, ('closed', 'open')):
         for run in document['runs']:
             steps = run['steps'][mode]
             axes.plot([s['rps'] for s in steps], [s['p99_ms'] for s in steps],
                       '-o' if run['driver'] == 'kubevirt' else '--s',
+                      color='C%d' % counts.index(run['workers']),
                       markersize=4, label='%s, %d worker(s)' % (
                           run['driver'], run['workers']))
         axes.axhline(document['options']['p99_ms'], color='tab:red',
