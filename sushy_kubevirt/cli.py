@@ -14,7 +14,9 @@
 
 Accepts every ``sushy-emulator`` option, plus ``--simulate N``: start the
 embedded Kubernetes + KubeVirt simulator with N VMs on a free loopback port
-and point the KubeVirt drivers at it, so no cluster is needed.
+and point the KubeVirt drivers at it, so no cluster is needed; and
+``--shard-of SHARDS NAMESPACE...``: print which replica serves each
+namespace when SHARDS replicas split them.
 """
 
 import argparse
@@ -61,6 +63,10 @@ def _parser():
         '--simulate', type=int, metavar='N',
         help='serve N VMs of an embedded simulated Kubernetes + KubeVirt '
         'cluster on a free loopback port (no cluster needed)')
+    parser.add_argument(
+        '--shard-of', nargs='+', metavar=('SHARDS', 'NAMESPACE'),
+        help='print the SUSHY_EMULATOR_KUBEVIRT_SHARD of the replica '
+        'serving each NAMESPACE when SHARDS replicas split them, and exit')
     parser.add_argument('--version', action='version', version=version())
     parser.add_argument('-h', '--help', action='store_true',
                         help='show this help and exit')
@@ -77,7 +83,18 @@ def _parse(argv):
         main.parse_args()  # prints sushy-emulator's options and exits
     if args.simulate is not None and args.simulate < 0:
         parser.error('--simulate needs a number >= 0')
+    if args.shard_of and not (len(args.shard_of) > 1 and
+                              args.shard_of[0].isdigit() and
+                              int(args.shard_of[0]) > 0):
+        parser.error('--shard-of needs a number of shards >= 1, then '
+                     'namespaces')
     return args, rest
+
+
+def _print_shards(count, namespaces):
+    for namespace in namespaces:
+        print('%s %s' % (namespace, config.Shard(
+            config.owner(namespace, count), count)))
 
 
 def _simulate(app, vms, workdir):
@@ -117,6 +134,8 @@ def run(argv=None):
     plugin.install()   # done by the import; named here for the reader
     argv = sys.argv[1:] if argv is None else argv
     args, rest = _parse(argv)
+    if args.shard_of:
+        return _print_shards(int(args.shard_of[0]), args.shard_of[1:])
     sys.argv = [sys.argv[0]] + rest
     # SIGTERM ends the process as an exception does: exit handlers run
     # (the EventService releases its Lease for the next sender).

@@ -24,6 +24,8 @@ cache starts.
 
 import dataclasses
 import difflib
+import functools
+import hashlib
 import ipaddress
 import logging
 import re
@@ -49,6 +51,35 @@ _HOST_NAME = re.compile(
 #: The values of ``SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE``.
 FILE, KUBERNETES, SECRETS = 'file', 'kubernetes', 'secrets'
 ACCOUNTS_SOURCES = (FILE, KUBERNETES, SECRETS)
+
+
+@dataclasses.dataclass(frozen=True)
+class Shard:
+    """One of ``count`` replicas that split the namespaces between them.
+
+    A namespace belongs to the shard with the highest SHA-256 of
+    ``<shard>/<namespace>`` (rendezvous hashing): every process agrees
+    without coordination, and going from N to N+1 shards moves only the
+    namespaces the new shard wins.
+    """
+
+    #: This replica's shard, from 0.
+    index: int
+    #: How many shards there are.
+    count: int
+
+    def owns(self, namespace):
+        return owner(namespace, self.count) == self.index
+
+    def __str__(self):
+        return '%d/%d' % (self.index, self.count)
+
+
+@functools.lru_cache(maxsize=65536)
+def owner(namespace, count):
+    """The shard (0 to ``count - 1``) that serves ``namespace``."""
+    return max(range(count), key=lambda shard: hashlib.sha256(
+        ('%d/%s' % (shard, namespace)).encode()).digest())
 
 
 class ConfigError(ValueError):
@@ -132,10 +163,14 @@ class Settings:
     kubeconfig: typing.Optional[str] = None
     #: kubeconfig context; None: the file's current context.
     context: typing.Optional[str] = None
-    #: Namespaces to serve; None: every namespace (one cluster-wide watch).
+    #: Namespaces to serve (those :attr:`shard` owns); None: every
+    #: namespace (one cluster-wide watch).
     namespaces: typing.Optional[typing.Tuple[str, ...]] = None
     #: Label selector applied server-side to VirtualMachines; None: all.
     label_selector: typing.Optional[str] = None
+    #: This replica's :class:`Shard`: of :attr:`namespaces`, or of every
+    #: namespace, only those it owns are served; None: no sharding.
+    shard: typing.Optional[Shard] = None
     #: Sustained rate of live Kubernetes API calls (requests per second).
     qps: float = 20.0
     #: Live calls allowed in a burst above ``qps``.
@@ -223,6 +258,20 @@ def _namespaces(config):
         raise ConfigError('%s must not be an empty list; leave it unset to '
                           'serve every namespace' % key)
     return value
+
+
+def _shard(config):
+    """``"<index>/<count>"`` as a :class:`Shard`, or None when unset."""
+    key = _key('shard')
+    value = config.get(key)
+    if value is None:
+        return None
+    index, slash, count = str(value).partition('/')
+    if not (isinstance(value, str) and slash and index.isdigit()
+            and count.isdigit() and int(index) < int(count)):
+        raise ConfigError('%s must be "<index>/<count>" with 0 <= index < '
+                          'count, e.g. "0/3", got %r' % (key, value))
+    return Shard(int(index), int(count))
 
 
 def _hosts(config, key):
@@ -354,6 +403,10 @@ def load(config):
             "the cluster's RBAC decides" if source == KUBERNETES
             else 'the accounts are Secrets'))
     namespaces = _namespaces(config)
+    shard = _shard(config)
+    if shard and namespaces and not any(map(shard.owns, namespaces)):
+        raise ConfigError('Shard %s of %s owns none of the namespaces of %s'
+                          % (shard, _key('shard'), _key('namespaces')))
     accounts_namespace = _optional_str(config, ACCOUNTS_NAMESPACE_KEY)
     if source == SECRETS:
         if config.get(AUTH_FILE_KEY):
@@ -371,6 +424,7 @@ def load(config):
         context=_optional_str(config, _key('context')),
         namespaces=namespaces,
         label_selector=_optional_str(config, _key('label_selector')),
+        shard=shard,
         qps=float(_number(config, _key('qps'), (int, float),
                           defaults.qps)),
         burst=_number(config, _key('burst'), int, defaults.burst),

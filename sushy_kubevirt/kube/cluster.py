@@ -120,7 +120,20 @@ class Cluster:
 
     @property
     def _scopes(self):
-        return self.settings.namespaces or (None,)
+        namespaces = self.settings.namespaces
+        return tuple(filter(self._owned, namespaces)) if namespaces \
+            else (None,)
+
+    def _owned(self, namespace):
+        """Whether this replica's shard (if any) owns ``namespace``."""
+        shard = self.settings.shard
+        return shard is None or shard.owns(namespace)
+
+    def _keep(self):
+        """The informers' filter: the shard's namespaces, cluster-wide."""
+        if self.settings.shard is None or self.settings.namespaces:
+            return None
+        return lambda obj: self._owned(obj['metadata'].get('namespace'))
 
     @property
     def _resources(self):
@@ -153,7 +166,7 @@ class Cluster:
                     indexers=vms.indices if is_vm else None,
                     on_replace=self._on_vm_list(running, namespace)
                     if is_vm and namespace else None,
-                    timings=self.timings)
+                    timings=self.timings, keep=self._keep())
                 informers[resource.plural, namespace] = cache
                 listers[resource.plural, namespace] = lister.Lister(
                     cache, live, self.accounting, selector)
@@ -171,9 +184,13 @@ class Cluster:
             lambda: self._namespace_health(running))
         for factory in self._companions:
             running.companions.append(factory())
-        LOG.info('Watching %s in %s', ', '.join(r.plural for r in
-                                                self._resources),
-                 ', '.join(self.settings.namespaces or ('all namespaces',)))
+        shard = self.settings.shard
+        LOG.info('Watching %s in %s%s', ', '.join(r.plural for r in
+                                                  self._resources),
+                 ', '.join(self.settings.namespaces and self._scopes
+                           or ('all namespaces',)),
+                 ' (shard %s: the namespaces it owns)' % shard
+                 if shard else '')
 
     # missing namespaces
 
@@ -450,7 +467,8 @@ class Cluster:
 
     def _served(self, namespace):
         return (self.settings.namespaces is None
-                or namespace in self.settings.namespaces)
+                or namespace in self.settings.namespaces) and \
+            self._owned(namespace)
 
     def _scope(self, namespace):
         return None if self.settings.namespaces is None else namespace

@@ -106,15 +106,19 @@ class Informer:
         that calls the handlers; the caller starts and stops it.
     :param on_replace: ``fn(objs)`` with each list, before the store
         holds it, on the reflector thread (which it holds up).
+    :param keep: ``fn(obj)``: whether to cache an object (and pass on its
+        events); it must not change over the object's life (e.g. its
+        namespace). None: every object.
     """
 
     def __init__(self, api, resource, dispatcher, namespace=None,
                  label_selector=None, indexers=None, transform=strip,
-                 timings=None, name=None, on_replace=None):
+                 timings=None, name=None, on_replace=None, keep=None):
         self.resource = resource
         self.namespace = namespace
         self.store = indexer.Store(indexers)
         self.transform = transform
+        self.keep = keep or (lambda obj: True)
         self.reflector = reflector.Reflector(
             api, resource, self._replace, self._event, namespace=namespace,
             label_selector=label_selector, timings=timings, name=name)
@@ -285,7 +289,7 @@ class Informer:
     # reflector callbacks (reflector thread)
 
     def _replace(self, items, rv):
-        objs = [self.transform(o) for o in items]
+        objs = [self.transform(o) for o in items if self.keep(o)]
         if self._on_replace is not None:
             self._on_replace(objs)
         put = self._dispatcher.put
@@ -307,6 +311,8 @@ class Informer:
                      self.reflector.name, len(objs), rv)
 
     def _event(self, kind, obj):
+        if not self.keep(obj):
+            return
         obj = self.transform(obj)
         key = resources.object_key(obj)
         with self._lock:
