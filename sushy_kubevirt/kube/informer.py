@@ -121,7 +121,8 @@ class Informer:
         self.keep = keep or (lambda obj: True)
         self.reflector = reflector.Reflector(
             api, resource, self._replace, self._event, namespace=namespace,
-            label_selector=label_selector, timings=timings, name=name)
+            label_selector=label_selector, timings=timings, name=name,
+            page=self._page)
         #: Guards the store, the overlay and the handler list, so that the
         #: events queued follow the store's changes in order. Reentrant:
         #: :meth:`held` lets a caller add handlers while holding it.
@@ -288,8 +289,15 @@ class Informer:
 
     # reflector callbacks (reflector thread)
 
-    def _replace(self, items, rv):
-        objs = [self.transform(o) for o in items if self.keep(o)]
+    def _page(self, items):
+        """A page of a list as it arrives: what the cache keeps, stripped.
+
+        Only these are held until the list ends (client-go transforms each
+        object before storing it: ``SetTransform``).
+        """
+        return [self.transform(o) for o in items if self.keep(o)]
+
+    def _replace(self, objs, rv):
         if self._on_replace is not None:
             self._on_replace(objs)
         put = self._dispatcher.put

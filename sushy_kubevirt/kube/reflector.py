@@ -22,6 +22,13 @@ The reflector feeds ``on_replace(items, rv)`` after each list and
   ``read_timeout``) re-watches at once; a dropped connection, connection
   refused, a 500 or a 429 (honouring Retry-After) re-watches after a
   backoff. None of these relists.
+* A list pages ``page_size`` items when it reads the latest state
+  (resourceVersion unset); ``page(items)`` sees each page as it arrives,
+  so that only what the cache keeps is held until the list ends. If a
+  continue token expires (410: the list outlived the server's history),
+  the list is read again whole, without a limit, at the same
+  resourceVersion (client-go's pager with ``FullListIfExpired``): at most
+  one such fallback a list, so a list always ends.
 * A 410 relists at once at the last resourceVersion, then, if that is
   gone too, with a consistent read (resourceVersion unset). A second 410
   within ``backoff_reset`` seconds waits for the backoff first, so a
@@ -89,7 +96,7 @@ class Reflector:
 
     def __init__(self, api, resource, on_replace, on_event, namespace=None,
                  label_selector=None, timings=None, clock=time.monotonic,
-                 rand=None, name=None):
+                 rand=None, name=None, page=None):
         self.api = api
         self.resource = resource
         self.namespace = namespace
@@ -105,6 +112,7 @@ class Reflector:
         self.watch_restarts = 0
         self._listed = self._watched = False
         self._on_replace = on_replace
+        self._page = page or list
         self._on_event = on_event
         self._clock = clock
         self._rand = rand or random.Random()
@@ -294,7 +302,12 @@ class Reflector:
         return max(0.0, self._clock() - self._rv_time)
 
     def _list_at(self, rv):
-        """All items and the list's resourceVersion (pages when rv unset)."""
+        """Every item and the list's resourceVersion (pages when rv unset).
+
+        Each page goes through ``page`` as it arrives. An expired continue
+        token makes one unpaginated list at ``rv`` (client-go's pager:
+        ``FullListIfExpired``), which carries no continue: the loop ends.
+        """
         limit = self.timings.page_size if rv is None else None
         items, token = [], None
         while True:
@@ -304,14 +317,16 @@ class Reflector:
             except apierrors.Gone:
                 if token is None:
                     raise
-                # The continue token expired: list again, unpaginated.
-                LOG.info('%s: list continue token expired', self.name)
+                LOG.info('%s: list continue token expired after %d items; '
+                         'listing again without pages', self.name,
+                         len(items))
                 limit, items, token = None, [], None
                 continue
-            items += page.get('items') or []
-            token = (page.get('metadata') or {}).get('continue')
+            items += self._page(page.get('items') or [])
+            meta = page.get('metadata') or {}
+            token = meta.get('continue') if limit else None
             if not token:
-                return items, page['metadata']['resourceVersion']
+                return items, meta['resourceVersion']
 
     # watch
 

@@ -308,3 +308,28 @@ def test_gone_relists_at_once_then_backs_off_within_a_spell(caplog):
     assert [c[0] for c in calls[:7]] == ['list', 'watch', 'watch', 'list',
                                          'watch', 'list', 'watch']
     assert seen == [0.01, 0.01]
+
+
+def test_each_page_goes_through_page_as_it_arrives():
+    api = FakeApi([
+        page([obj('a', 1)], 11, token='t1'),
+        page([obj('b', 2)], 11, token='t2'),
+        apierrors.Gone('continue expired', status=410),
+        page([obj('a', 1), obj('b', 2), obj('c', 3)], 12),
+    ])
+    pages, replaced = [], []
+
+    def keep_names(items):
+        pages.append([o['metadata']['name'] for o in items])
+        return [o['metadata']['name'] for o in items]
+
+    r = reflector.Reflector(
+        api, resources.VM, lambda items, rv: replaced.append((items, rv)),
+        lambda *a: None, namespace='ns', timings=TIMINGS, page=keep_names)
+    r.start()
+    assert api.done.wait(10)
+    r.stop()
+    assert pages == [['a'], ['b'], ['a', 'b', 'c']]
+    # The pages read before the token expired are not kept.
+    assert replaced[0] == (['a', 'b', 'c'], '12')
+    assert api.calls[3] == ('list', None, None, None)
