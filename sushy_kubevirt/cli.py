@@ -38,6 +38,12 @@ PROG = 'sushy-kubevirt-emulator'
 #: The demo's guests answer an ACPI shutdown within 3 s (the VMs' 180 s
 #: grace period is only the bound for a guest that ignores it).
 DEMO_STAGES = {'Shutdown': 3}
+#: What the demo turns on in the simulator's namespace of its VMs: the
+#: sessions and the EventService (a config file's own values win).
+DEMO_DEFAULTS = {
+    config.SESSION_NAMESPACE_KEY: 'default',
+    config.EVENTS_PREFIX + 'NAMESPACE': 'default',
+}
 _EPILOG = """\
 The KubeVirt drivers are configured with SUSHY_EMULATOR_KUBEVIRT_* keys in
 the file given with --config: see the configuration reference
@@ -97,8 +103,35 @@ def _print_shards(count, namespaces):
             config.owner(namespace, count), count)))
 
 
+def _banner(app, sim, kubeconfig, url):
+    """Say what the demo serves."""
+    items, _ = sim.store.list(
+        sim.store.resource('kubevirt.io', 'virtualmachines'))
+    vms = sorted('%s/%s' % (vm['metadata']['namespace'],
+                            vm['metadata']['name']) for vm in items)
+    events = app.config.get(config.EVENTS_PREFIX + 'NAMESPACE')
+    lines = [
+        'Redfish service: %s/redfish/v1' % url,
+        'VMs (%d): %s' % (len(vms), ', '.join(vms[:5]) +
+                          (', ...' if len(vms) > 5 else '')),
+        'Sessions: %s/redfish/v1/SessionService/Sessions (Secrets in '
+        'namespace %s)' % (url, app.config.get(
+            config.SESSION_NAMESPACE_KEY, 'default')),
+        'EventService: ' + ('%s/redfish/v1/EventService (namespace %s)'
+                            % (url, events) if events else 'off'),
+        'Simulated cluster: %s (kubeconfig %s)' % (sim.url, kubeconfig),
+    ]
+    print('\n'.join('%s: %s' % (PROG, line) for line in lines),
+          file=sys.stderr, flush=True)
+
+
 def _simulate(app, vms, workdir):
-    """Start a simulator; make ``app`` use it whatever the config says."""
+    """Start a simulator; make ``app`` use it whatever the config says.
+
+    The drivers and the kubeconfig are forced; sessions and the
+    EventService are turned on in the VMs' namespace unless the config
+    file sets their namespaces.
+    """
     sim = simulator.Simulator(vms=vms, stage_delays=DEMO_STAGES).start()
     kubeconfig = sim.write_kubeconfig(os.path.join(workdir, 'kubeconfig'))
     overrides = {
@@ -112,16 +145,21 @@ def _simulate(app, vms, workdir):
         configure(config_file=config_file,
                   extra_config=dict(extra_config or {}, **overrides))
 
-    def run_simulated(*args, **kwargs):
+    def run_simulated(host=None, port=None, ssl_context=None, **kwargs):
         # The reloader would re-run this process (and a second simulator).
         kwargs.setdefault('use_reloader', False)
-        return run(*args, **kwargs)
+        _banner(app, sim, kubeconfig, '%s://%s:%s' % (
+            'https' if ssl_context else 'http', host or '127.0.0.1',
+            port or 5000))
+        return run(host=host, port=port, ssl_context=ssl_context, **kwargs)
 
     app.configure = configure_simulated
     app.run = run_simulated
+    # Under the config file: it is read after these (SUSHY_EMULATOR_CONFIG
+    # before them, hence setdefault).
+    for key, value in DEMO_DEFAULTS.items():
+        app.config.setdefault(key, value)
     app.config.update(overrides)
-    print('sushy-kubevirt-emulator: simulating %d VMs at %s (kubeconfig %s)'
-          % (vms, sim.url, kubeconfig), file=sys.stderr, flush=True)
     return sim
 
 

@@ -79,3 +79,50 @@ def test_the_demo_shuts_down_gracefully_within_seconds(tmp_path):
         assert time.monotonic() - started < 10
     finally:
         process.stop()
+
+
+def test_the_demo_serves_sessions_and_the_eventservice(tmp_path):
+    port = harness.free_port()
+    log = tmp_path / 'demo.log'
+    process = harness.Process(
+        [os.path.join(BIN, 'sushy-kubevirt-emulator'), '--simulate', '2',
+         '-i', '127.0.0.1', '-p', str(port)], port, str(log))
+    try:
+        process.start().wait_ready()
+        redfish = process.url + '/redfish/v1'
+        assert requests.get(redfish + '/EventService').json()[
+            'ServiceEnabled'] is True
+        created = requests.post(redfish + '/EventService/Subscriptions',
+                                json={'Destination': 'http://127.0.0.1:9/',
+                                      'Protocol': 'Redfish'})
+        assert created.status_code == 201, created.text
+        login = requests.post(redfish + '/SessionService/Sessions',
+                              json={'UserName': 'demo', 'Password': 'demo'})
+        assert login.status_code == 201, login.text
+        assert requests.get(redfish + '/Systems', headers={
+            'X-Auth-Token': login.headers['X-Auth-Token']}).ok
+        out = log.read_text()
+        assert 'Redfish service: %s' % redfish in out
+        assert 'VMs (2): default/vm-00000, default/vm-00001' in out
+        assert 'EventService: %s/EventService' % redfish in out
+        assert 'Sessions: %s/SessionService/Sessions' % redfish in out
+        assert 'kubeconfig ' in out
+    finally:
+        process.stop()
+
+
+def test_the_demo_keeps_the_config_files_values(tmp_path):
+    conf = tmp_path / 'demo.conf'
+    conf.write_text('SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE = None\n')
+    port = harness.free_port()
+    process = harness.Process(
+        [os.path.join(BIN, 'sushy-kubevirt-emulator'), '--simulate', '1',
+         '--config', str(conf), '-i', '127.0.0.1', '-p', str(port)], port,
+        str(tmp_path / 'demo.log'))
+    try:
+        process.start().wait_ready()
+        assert requests.get(
+            process.url + '/redfish/v1/EventService').status_code == 404
+        assert 'EventService: off' in (tmp_path / 'demo.log').read_text()
+    finally:
+        process.stop()
