@@ -46,10 +46,22 @@ DEMO_DEFAULTS = {
 }
 _EPILOG = """\
 The KubeVirt drivers are configured with SUSHY_EMULATOR_KUBEVIRT_* keys in
-the file given with --config: see the configuration reference
-(doc/source/configuration.rst; a complete sample is
-etc/sushy-emulator/kubevirt.conf). Every sushy-emulator option below is
-accepted as well."""
+the file given with --config; a sample listing every key with its default
+is installed as
+  %s
+(see also the configuration reference, doc/source/configuration.rst).
+Every sushy-emulator option below is accepted as well."""
+
+
+def sample_config():
+    """Path of the sample config: installed, else the source tree's."""
+    name = os.path.join('sushy-emulator', 'kubevirt.conf')
+    installed = os.path.join(sys.prefix, 'share', 'sushy-kubevirt', name)
+    source = os.path.join(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))), 'etc', name)
+    if os.path.isfile(installed) or not os.path.isfile(source):
+        return installed
+    return source
 
 
 def version():
@@ -61,7 +73,7 @@ def version():
 
 def _parser():
     parser = argparse.ArgumentParser(
-        PROG, add_help=False, epilog=_EPILOG,
+        PROG, add_help=False, epilog=_EPILOG % sample_config(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description='sushy-emulator with the KubeVirt drivers of '
         'sushy-kubevirt.')

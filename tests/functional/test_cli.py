@@ -36,6 +36,8 @@ def test_emulator_help_lists_simulate_and_the_emulator_options():
     assert out.startswith('usage: sushy-kubevirt-emulator')
     assert '--simulate N' in out
     assert 'configuration reference' in out
+    sample = out.split('is installed as\n', 1)[1].split()[0]
+    assert 'SUSHY_EMULATOR_KUBEVIRT_EVENTS_NAMESPACE' in open(sample).read()
     # sushy-emulator's own options follow ours.
     assert '--config CONFIG' in out and '--feature-set' in out
 
