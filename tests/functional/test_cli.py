@@ -128,3 +128,18 @@ def test_the_demo_keeps_the_config_files_values(tmp_path):
         assert 'EventService: off' in (tmp_path / 'demo.log').read_text()
     finally:
         process.stop()
+
+
+def test_no_kubeconfig_suggests_the_demo(tmp_path):
+    env = dict(os.environ, HOME=str(tmp_path))
+    env.pop('KUBERNETES_SERVICE_HOST', None)
+    conf = tmp_path / 'kubevirt.conf'
+    conf.write_text('import sushy_kubevirt.plugin  # noqa\n'
+                    "SUSHY_EMULATOR_SYSTEMS_DRIVER = 'kubevirt'\n")
+    result = subprocess.run(
+        [os.path.join(BIN, 'sushy-kubevirt-emulator'), '--config', str(conf),
+         '-i', '127.0.0.1', '-p', str(harness.free_port())],
+        capture_output=True, text=True, timeout=60, env=env)
+    assert result.returncode == 1
+    assert 'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG: cannot load' in result.stderr
+    assert 'sushy-kubevirt-emulator --simulate N' in result.stderr
