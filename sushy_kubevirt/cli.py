@@ -14,7 +14,8 @@
 
 Accepts every ``sushy-emulator`` option, plus ``--simulate N``: start the
 embedded Kubernetes + KubeVirt simulator with N VMs on a free loopback port
-and point the KubeVirt drivers at it, so no cluster is needed; and
+and point the KubeVirt drivers at it, so no cluster is needed (sessions and
+the EventService on, what is served printed at start); and
 ``--shard-of SHARDS NAMESPACE...``: print which replica serves each
 namespace when SHARDS replicas split them.
 """
