@@ -66,6 +66,7 @@ from sushy_kubevirt.redfish import eventservice
 from sushy_kubevirt.redfish import managers
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import metrics
+from sushy_kubevirt.redfish import odata
 from sushy_kubevirt.redfish import processors
 from sushy_kubevirt.redfish import responses
 from sushy_kubevirt.redfish import root
@@ -81,7 +82,7 @@ _HOOKED = '_sushy_kubevirt_hooked'
 _MODULES = {'main': main, 'api_utils': api_utils}
 #: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
 #: imported so that the blueprint has them when it is registered.
-ROUTE_MODULES = (accountservice, bios, eventservice, memory, metrics,
+ROUTE_MODULES = (accountservice, bios, eventservice, memory, metrics, odata,
                  sessions)
 
 LOGIN = privileges.READ
@@ -120,9 +121,12 @@ EXTENSION_POINTS = (
           'MessageIds (sushy_kubevirt.messages)'),
     Point('api_utils.instance_denied', 'SUSHY_EMULATOR_ALLOWED_INSTANCES '
           'is honoured by the routes the plugin handles itself'),
+    _every('for plugin drivers: a request OData-Version other than 4.0 is '
+           'a 412', before=responses.check_odata_version),
     _every('for plugin drivers: the OData-Version header, no mockup '
            'copyright annotation, Redfish JSON for every error body; '
-           'ETag, If-None-Match (304) and If-Match (412) under a System',
+           'ETag, If-None-Match (304) and If-Match (412) under a System; '
+           'Cache-Control; Allow and Link (describedby) on a GET',
            before=etags.check, after=(etags.after, responses.after)),
     _endpoint('root_resource', '/redfish/v1/', {'GET': privileges.NO_AUTH},
               'links the EventService when SUSHY_EMULATOR_KUBEVIRT_EVENTS_'
@@ -432,6 +436,8 @@ def hook(app):
         return
     setattr(app, _HOOKED, True)
     _wrap_wsgi_app(app)
+    responses.declare(hooks.privilege_table(EXTENSION_POINTS
+                                            + UNCHANGED_ROUTES))
     hooks.install(app, EXTENSION_POINTS + UNCHANGED_ROUTES,
                   lambda: vars(main)['all_exception_handler'])
 

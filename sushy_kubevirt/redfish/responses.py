@@ -22,10 +22,19 @@
   implies;
 * a 405 names the methods the URL allows (``Allow``), also when a
   sushy-tools view refuses a method its route has (e.g. a Manager PATCH in
-  the ``minimum`` feature set).
+  the ``minimum`` feature set);
+* a successful GET or HEAD names the methods its route serves and
+  declares (``Allow``) and, for JSON, what describes it (``Link: <...>;
+  rel=describedby``): the DMTF JSON schema of its ``@odata.type``, else
+  ``$metadata``;
+* ``Cache-Control: no-cache``: resources change, a cache revalidates
+  (``ETag``);
+* a request whose ``OData-Version`` is not ours is refused with a 412
+  (:func:`check_odata_version`).
 """
 
 import json
+import re
 
 import flask
 from sushy_tools import error
@@ -36,6 +45,15 @@ from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
 
 ODATA_VERSION = '4.0'
+SCHEMAS = 'http://redfish.dmtf.org/schemas/v1/'
+METADATA = '/redfish/v1/$metadata'
+#: ``"@odata.type": "#Namespace[.vX_Y_Z].Type"``.
+_ODATA_TYPE = re.compile(
+    rb'"@odata\.type"\s*:\s*"#([A-Za-z0-9]+(?:\.v[0-9_]+)?)\.[A-Za-z0-9]+"')
+#: ``{(endpoint, method): privilege}`` of every route (:func:`declare`).
+_DECLARED = {}
+#: Flask rule -> its ``Allow`` header, computed once.
+_ALLOW = {}
 _COPYRIGHT_BYTES = jsonbody.COPYRIGHT.encode()
 #: How much of a plain-text error is kept as the Redfish ``message``.
 _TEXT_LIMIT = 512
@@ -80,9 +98,58 @@ def _allow(response):
         response.headers['Allow'] = ', '.join(allowed)
 
 
+def declare(needs):
+    """Set the ``{(endpoint, method): privilege}`` of every route."""
+    _DECLARED.clear()
+    _DECLARED.update(needs)
+    _ALLOW.clear()
+
+
+def _declared(endpoint, method):
+    return (endpoint, 'GET' if method == 'HEAD' else method) in _DECLARED
+
+
+def _served(rule):
+    """The declared methods of every endpoint of ``rule``, sorted."""
+    if rule not in _ALLOW:
+        _ALLOW[rule] = ', '.join(sorted({
+            method for each in flask.current_app.url_map.iter_rules()
+            if each.rule == rule for method in each.methods
+            if _declared(each.endpoint, method)}))
+    return _ALLOW[rule]
+
+
+def _described_by(body):
+    """The schema of the body's own ``@odata.type``, else $metadata."""
+    found = _ODATA_TYPE.search(body)
+    if found is None or body.count(b'{', 0, found.start()) != 1:
+        return METADATA   # none, or the first one is not the body's
+    return '%s%s.json' % (SCHEMAS, found.group(1).decode())
+
+
+def check_odata_version(app, **view_args):
+    """A ``before`` handler: a 412 unless OData-Version is 4.0 or absent."""
+    version = flask.request.headers.get('OData-Version')
+    if base.plugin_driver(app) and version not in (None, ODATA_VERSION):
+        raise messages.RedfishError(
+            'PreconditionFailed', code=412,
+            detail='OData-Version %s is not supported; this service '
+            'speaks OData %s' % (version, ODATA_VERSION))
+
+
 def finish(response):
     """Edit ``response`` as the module docstring says."""
     response.headers['OData-Version'] = ODATA_VERSION
+    response.headers.setdefault('Cache-Control', 'no-cache')
+    request = flask.request
+    if response.status_code == 200 and request.method in ('GET', 'HEAD') \
+            and request.url_rule is not None:
+        allow = _served(request.url_rule.rule)
+        if allow:
+            response.headers.setdefault('Allow', allow)
+        if response.mimetype == 'application/json':
+            response.headers.setdefault('Link', '<%s>; rel=describedby'
+                                        % _described_by(response.get_data()))
     if response.status_code == 405 and 'Allow' not in response.headers:
         _allow(response)
     if response.status_code >= 400:
