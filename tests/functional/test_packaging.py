@@ -56,8 +56,9 @@ CLUSTER_RULES = {
     **{('subresources.kubevirt.io', r): ['update'] for r in SUBRESOURCES},
     ('cdi.kubevirt.io', 'datavolumes'): ['get', 'list', 'watch', 'create',
                                          'delete'],
-    # Media credentials (get, create, delete) and Redfish sessions (all).
-    ('', 'secrets'): ['get', 'list', 'create', 'patch', 'delete'],
+    # Media credentials (get, create, delete), Redfish sessions and
+    # accounts (all; list and watch: their watch caches).
+    ('', 'secrets'): ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     # The check that a configured namespace exists.
     ('', 'namespaces'): ['get'],
 }
