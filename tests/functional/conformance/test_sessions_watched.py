@@ -54,22 +54,11 @@ def _config(sim, tmp, **extra):
         SUSHY_EMULATOR_AUTH_FILE=str(htpasswd), **dict(RELAXED, **extra))
 
 
-def _pair(config, tmp_path_factory):
-    """The URLs of two emulators: in this process, in a subprocess."""
-    other = harness.emulator_process(
-        'sushy-kubevirt-emulator', config,
-        tmp_path_factory.mktemp('other')).start()
-    try:
-        with harness.InProcess(config) as here:
-            yield here.url, other.wait_ready(path='/redfish/v1/').url
-    finally:
-        other.stop()
-
-
 @pytest.fixture(scope='module')
 def urls(sim, tmp_path_factory):
-    yield from _pair(_config(sim, tmp_path_factory.mktemp('watched')),
-                     tmp_path_factory)
+    with harness.pair(_config(sim, tmp_path_factory.mktemp('watched')),
+                      tmp_path_factory) as pair:
+        yield pair
 
 
 def login(url):
@@ -175,8 +164,8 @@ def test_the_logout_bound_is_the_watch_delay(sim, tmp_path_factory):
     lag = sim.faults.event_delay(LAG, path='secrets$',
                                  query={'watch': None}, times=None)
     try:
-        for here, other in _pair(_config(sim, tmp_path_factory.mktemp(
-                'lag')), tmp_path_factory):
+        with harness.pair(_config(sim, tmp_path_factory.mktemp('lag')),
+                          tmp_path_factory) as (here, other):
             for url in (here, other):   # their watches start, lagging
                 status(url, login(url)[0])
             token, location = login(here)
@@ -201,7 +190,7 @@ def test_use_anywhere_keeps_a_session_and_idleness_ends_it(
     """A 3 s SessionTimeout: used through one process, alive on both."""
     config = _config(sim, tmp_path_factory.mktemp('timeout'),
                      SUSHY_EMULATOR_KUBEVIRT_SESSION_TIMEOUT=3)
-    for here, other in _pair(config, tmp_path_factory):
+    with harness.pair(config, tmp_path_factory) as (here, other):
         token, location = login(here)
         deadline = time.monotonic() + 6
         while time.monotonic() < deadline:

@@ -203,6 +203,21 @@ def replicas(config, tmp_path_factory, count=2):
             process.stop()
 
 
+@contextlib.contextmanager
+def pair(config, tmp_path_factory):
+    """Two emulators on one config, in this process and in a subprocess.
+
+    Yields ``(here, other)``: their URLs.
+    """
+    other = emulator_process('sushy-kubevirt-emulator', config,
+                             tmp_path_factory.mktemp('other')).start()
+    try:
+        with InProcess(config) as here:
+            yield here.url, other.wait_ready(path='/redfish/v1/').url
+    finally:
+        other.stop()
+
+
 class InProcess:
     """``main.app`` served by a threaded werkzeug server in this process."""
 

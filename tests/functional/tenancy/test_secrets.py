@@ -64,14 +64,8 @@ def config(sim, tmp_path_factory):
 @pytest.fixture(scope='module')
 def urls(config, tmp_path_factory):
     """The URLs of two emulators: in this process, in a subprocess."""
-    other = harness.emulator_process(
-        'sushy-kubevirt-emulator', config,
-        tmp_path_factory.mktemp('other')).start()
-    try:
-        with harness.InProcess(config) as here:
-            yield here.url, other.wait_ready(path='/redfish/v1/').url
-    finally:
-        other.stop()
+    with harness.pair(config, tmp_path_factory) as pair:
+        yield pair
 
 
 def call(url, method, path, user=None, password=None, **kwargs):
