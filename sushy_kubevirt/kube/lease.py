@@ -182,7 +182,9 @@ class Elector:
             self._on_tick()
 
     def _lead(self, lease, now):
-        self._renewed, self._led = now, True
+        # Leading starts once on_lead has taken the checkpoint: a caller
+        # that sees leading() never acts on state not yet restored.
+        self._led = True
         raw = (lease.get('metadata', {}).get('annotations') or {}).get(
             CHECKPOINT)
         try:
@@ -191,6 +193,7 @@ class Elector:
             checkpoint = {}
         LOG.info('Lease %s acquired by %s', self.name, self.identity)
         self._on_lead(checkpoint if isinstance(checkpoint, dict) else {})
+        self._renewed = now
 
     def _spec(self, acquire, transitions):
         stamp = _now()
