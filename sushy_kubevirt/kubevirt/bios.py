@@ -30,11 +30,13 @@ annotation. A value an earlier version stored in an annotation is never
 shown; the next write of the BIOS moves it into the Secret
 (:func:`clear_text`, :func:`set_bios_ops` rewrites the annotations).
 
-Two attributes are not stored but mirror the firmware, so they never
-disagree with BootSourceOverrideMode or SecureBoot: ``BootMode``
-('Uefi'/'Bios') and ``SecureBootStatus`` ('Enabled'/'Disabled'); setting
-them patches ``domain.firmware`` at once (which KubeVirt too applies at
-the next start).
+Three attributes are not stored but mirror the VM. ``BootMode``
+('Uefi'/'Bios') and ``SecureBootStatus`` ('Enabled'/'Disabled') mirror
+the firmware, so they never disagree with BootSourceOverrideMode or
+SecureBoot; setting them patches ``domain.firmware`` at once (which
+KubeVirt too applies at the next start). Read-only ``NumCores`` is the
+VM's vCPU count as KubeVirt counts it (sockets x cores x threads, the
+ProcessorSummary's Count).
 """
 
 import base64
@@ -44,6 +46,7 @@ import json
 
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
+from sushy_kubevirt.kubevirt import inventory
 from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import refusals
@@ -100,7 +103,7 @@ DEFAULT_ATTRIBUTES = {a.name: a.default for a in REGISTRY}
 PASSWORDS = tuple(a.name for a in REGISTRY if a.type == 'Password')
 _BOOT_MODES = {'Uefi': firmware.UEFI, 'Bios': firmware.LEGACY}
 _SECURE = {'Enabled': True, 'Disabled': False}
-_DERIVED = ('BootMode', 'SecureBootStatus')
+_DERIVED = ('BootMode', 'SecureBootStatus', 'NumCores')
 _STORED_DEFAULTS = {k: v for k, v in DEFAULT_ATTRIBUTES.items()
                     if k not in _DERIVED + PASSWORDS}
 
@@ -241,6 +244,7 @@ def _derived(vm, attributes):
         'Uefi' if firmware.boot_mode(vm) == firmware.UEFI else 'Bios')
     attributes['SecureBootStatus'] = (
         'Enabled' if firmware.secure_boot(vm) else 'Disabled')
+    attributes['NumCores'] = inventory.total_cpus(vm)
     return attributes
 
 

@@ -91,6 +91,8 @@ _DERIVED_HELP = {
                 'not changed by ResetBios.',
     'SecureBootStatus': 'Mirrors SecureBoot/SecureBootEnable (the VM '
                         'firmware); not changed by ResetBios.',
+    'NumCores': 'Mirrors the VM\'s vCPUs (sockets x cores x threads, '
+                'ProcessorSummary/Count); read-only.',
 }
 
 

@@ -30,8 +30,22 @@ def test_defaults_mirror_firmware():
     assert attrs['BootMode'] == 'Bios'
     assert attrs['SecureBootStatus'] == 'Disabled'
     assert attrs['L2Cache'] == '10x256 KB'
-    assert attrs['NumCores'] == 10 and attrs['QuietBoot'] is True
+    assert attrs['NumCores'] == 1 and attrs['QuietBoot'] is True
     assert bios.bios(fx.vm(domain=UEFI))['BootMode'] == 'Uefi'
+
+
+@pytest.mark.parametrize('domain, cpus', [
+    ({'cpu': {'cores': 2}}, 2),
+    ({'cpu': {'sockets': 2, 'cores': 3, 'threads': 2}}, 12),
+    ({'resources': {'requests': {'cpu': '1500m'}}}, 2),
+])
+def test_num_cores_mirrors_the_vm_cpus(domain, cpus):
+    vm = fx.vm(domain=domain, annotations={
+        bios.BIOS_ANNOTATION: json.dumps({'NumCores': 10})})
+    assert bios.bios(vm)['NumCores'] == cpus
+    assert bios.settings(vm)['NumCores'] == cpus
+    with pytest.raises(bios.Refused):
+        bios.set_bios_ops(vm, {'NumCores': cpus})
 
 
 def test_pending_until_another_vmi():

@@ -81,9 +81,9 @@ def test_registry_entries():
     assert set(entries) == set(model.ATTRIBUTES)
     assert entries['NumCores'] == {
         'AttributeName': 'NumCores', 'DisplayName': 'Number of Cores',
-        'HelpText': 'Applies at the next boot of the system.',
+        'HelpText': bios._DERIVED_HELP['NumCores'],
         'Type': 'Integer', 'ReadOnly': True, 'Immutable': True,
-        'Hidden': False, 'ResetRequired': True, 'DefaultValue': 10,
+        'Hidden': False, 'ResetRequired': False,
         'LowerBound': 1, 'UpperBound': 256, 'ScalarIncrement': 1}
     assert [v['ValueName'] for v in entries['EmbeddedSata']['Value']] == [
         'Ata', 'Ahci', 'Raid', 'Off']
