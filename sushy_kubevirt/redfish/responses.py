@@ -29,6 +29,8 @@
   ``$metadata``;
 * ``Cache-Control: no-cache``: resources change, a cache revalidates
   (``ETag``);
+* a 204 has no body, so no ``Content-Type`` (Flask would say
+  ``text/html`` of the empty body of a view's or sushy-tools' 204);
 * a request whose ``OData-Version`` is not ours is refused with a 412
   (:func:`check_odata_version`).
 """
@@ -141,6 +143,8 @@ def finish(response):
     """Edit ``response`` as the module docstring says."""
     response.headers['OData-Version'] = ODATA_VERSION
     response.headers.setdefault('Cache-Control', 'no-cache')
+    if response.status_code == 204:
+        response.headers.pop('Content-Type', None)
     request = flask.request
     if response.status_code == 200 and request.method in ('GET', 'HEAD') \
             and request.url_rule is not None:

@@ -16,7 +16,8 @@
 credentials (everything else still does); ``$metadata`` references the
 schema of every namespace the service's answers name; a request for
 another OData version is a 412; GET and HEAD answers carry ``Allow``,
-``Cache-Control`` and a ``Link`` to their schema.
+``Cache-Control`` and a ``Link`` to their schema; a 204 has no
+``Content-Type``.
 """
 
 import xml.etree.ElementTree as ET
@@ -218,6 +219,34 @@ def test_headers_of_get_and_head(client, method):
             # sushy-tools answers a System's HEAD with no body: no type.
             schema = '/redfish/v1/$metadata'
         assert response.links['describedby']['url'] == schema, path
+
+
+def test_a_204_has_no_content_type(client):
+    system = _get(client, '/redfish/v1/Systems').json()['Members'][0]
+    path = system['@odata.id']
+    login = requests.post(client.base + SESSIONS, json={
+        'UserName': USER, 'Password': PASSWORD}, timeout=30)
+    assert login.status_code == 201, login.text
+    answers = {
+        'Bios PATCH': client.patch(
+            client.base + path + '/Bios/Settings',
+            json={'Attributes': {'QuietBoot': False}}, timeout=30),
+        'ResetBios': client.post(
+            client.base + path + '/Bios/Actions/Bios.ResetBios', json={},
+            timeout=30),
+        'System PATCH': client.patch(client.base + path, json={
+            'Boot': {'BootSourceOverrideTarget': 'Pxe',
+                     'BootSourceOverrideEnabled': 'Once'}}, timeout=30),
+        'Reset': client.post(
+            client.base + path + '/Actions/ComputerSystem.Reset',
+            json={'ResetType': 'ForceOff'}, timeout=30),
+        'Session DELETE': client.delete(
+            client.base + login.headers['Location'], timeout=30),
+    }
+    for name, response in answers.items():
+        assert response.status_code == 204, (name, response.text)
+        assert 'Content-Type' not in response.headers, name
+        assert response.content == b'', name
 
 
 def test_other_drivers_keep_the_stock_404(tmp_path):
