@@ -61,6 +61,8 @@ CLUSTER_RULES = {
     ('', 'secrets'): ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     # The check that a configured namespace exists.
     ('', 'namespaces'): ['get'],
+    # LogServices: the Events' watch cache, the records it writes.
+    ('', 'events'): ['list', 'watch', 'create'],
 }
 NAMESPACE_RULES = {**CLUSTER_RULES,
                    # and the EventService (its Lease)
