@@ -173,6 +173,30 @@ _MESSAGES = {
         'Critical', 'The service is temporarily unavailable.  Retry in %1 '
         'seconds.', 'Wait for the indicated retry duration and retry the '
         'operation.'),
+    'QueryNotSupported': (
+        'Warning', 'Querying is not supported by the implementation.',
+        'Remove the query parameters and resubmit the request if the '
+        'operation failed.'),
+    'QueryNotSupportedOnResource': (
+        'Warning', 'Querying is not supported on the requested resource.',
+        'Remove the query parameters and resubmit the request if the '
+        'operation failed.'),
+    'QueryParameterValueTypeError': (
+        'Warning', "The value '%1' for the query parameter %2 is not a type "
+        'that the parameter can accept.', 'Correct the value for the query '
+        'parameter in the request and resubmit the request if the '
+        'operation failed.'),
+    'QueryParameterValueFormatError': (
+        'Warning', "The value '%1' for the parameter %2 is not a format "
+        'that the parameter can accept.', 'Correct the value for the query '
+        'parameter in the request and resubmit the request if the '
+        'operation failed.'),
+    'QueryParameterOutOfRange': (
+        'Warning', "The value '%1' for the query parameter %2 is out of "
+        'range %3.', 'Reduce the value for the query parameter to a value '
+        'that is within range, such as a start or count value that is '
+        'within bounds of the number of resources in a collection or a '
+        'page that is within the range of valid pages.'),
 }
 
 # The MessageId an error without one implies, by HTTP status.

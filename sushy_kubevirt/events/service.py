@@ -140,6 +140,8 @@ class EventService:
         #: The latest VM, VMI and DataVolume of each name, from the events.
         self._seen = {'vm': {}, 'vmi': {}, 'dv': {}}
         self._buffer = collections.deque(maxlen=self.settings.buffer_size)
+        #: ``fn(key, record, where)`` of every event, whoever leads (SSE).
+        self._listeners = set()
         self._lock = threading.RLock()
         self._senders = {}
         #: Per subscription, the test events' own queue (whoever leads).
@@ -297,12 +299,27 @@ class EventService:
             '%d.%d' % key, _now())
         with self._lock:
             self._buffer.append((key, record, where))
+            for listener in self._listeners:
+                listener(key, record, where)
             if not self.elector.leading():
                 self._stop_senders()
                 return
             for sender in self._senders.values():
                 if self._wanted(sender.sub, record, where):
                     sender.offer(key, record)
+
+    def listen(self, listener):
+        """Call ``listener(key, record, where)`` with every later event.
+
+        :returns: the buffered ``(key, record, where)`` before it.
+        """
+        with self._lock:
+            self._listeners.add(listener)
+            return list(self._buffer)
+
+    def unlisten(self, listener):
+        with self._lock:
+            self._listeners.discard(listener)
 
     # the leader (the elector's thread)
 
