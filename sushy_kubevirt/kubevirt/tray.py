@@ -201,18 +201,27 @@ def credentials_shown(dv, state):
 def device_status(dv, state):
     """Properties added to the VirtualMedia resource.
 
-    ``Status`` (VirtualMedia v1.4): State Enabled, or Starting while the
-    image imports; Health Warning while the importer retries after an
-    error, Critical with the error as a Condition when the import failed.
+    ``Status`` (VirtualMedia v1.4, Resource State and Health):
+
+    * no image, or imported: State Enabled, Health OK;
+    * importing: State Starting, Health OK, or Warning while the importer
+      retries after an error (the error as a Condition);
+    * import failed (DataVolume phase Failed, final): State
+      UnavailableOffline ("present but cannot be used": the image is shown
+      but never boots; an eject or a new insert clears it), Health
+      Critical, the error as a Condition.
+
     ``Oem.SushyKubevirt``: the DataVolume's name, phase, progress, error.
     """
     phase = fields.get(dv, 'status', 'phase') if state.image else None
     status = {'State': 'Enabled', 'Health': 'OK'}
-    if state.image and phase != media.SUCCEEDED:
+    if phase == media.FAILED:
+        status.update(State='UnavailableOffline', Health='Critical')
+    elif state.image and phase != media.SUCCEEDED:
         status['State'] = 'Starting'
+        if state.error:
+            status['Health'] = 'Warning'
     if state.error:
-        status['Health'] = 'Warning' if phase != media.FAILED \
-            else 'Critical'
         status['Conditions'] = [{
             'MessageId': 'Base.1.0.GeneralError',
             'Message': 'Image import: %s' % state.error,

@@ -132,6 +132,7 @@ def test_failed_import_never_starts(machine, images, sim):
     assert state['Image'] == image
     assert state['Inserted'] is False
     assert state['Status']['Health'] == 'Critical'
+    assert state['Status']['State'] == 'UnavailableOffline'
     assert '404' in state['Oem']['SushyKubevirt']['ImportError']
 
     assert machine.boot('Cd').status_code == 204

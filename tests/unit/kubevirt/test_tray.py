@@ -93,6 +93,37 @@ def test_reuse():
     assert not tray.reusable(None, URL, True, False)
 
 
+def _status(phase, reason=None):
+    dv = _dv(phase=phase)
+    if reason:
+        dv['status']['conditions'] = [{
+            'type': 'Running', 'status': 'False', 'reason': reason,
+            'message': 'Unable to connect to http data source: 404'}]
+    return tray.device_status(dv, media.media_state({}, dv))['Status']
+
+
+@pytest.mark.parametrize('phase, reason, state, health', [
+    ('Succeeded', None, 'Enabled', 'OK'),
+    ('ImportInProgress', None, 'Starting', 'OK'),
+    ('ImportInProgress', 'Error', 'Starting', 'Warning'),
+    ('Failed', None, 'UnavailableOffline', 'Critical'),
+    ('Failed', 'Error', 'UnavailableOffline', 'Critical'),
+])
+def test_status_of_an_import(phase, reason, state, health):
+    status = _status(phase, reason)
+    assert (status['State'], status['Health']) == (state, health)
+    if health == 'OK':
+        assert 'Conditions' not in status
+    else:
+        [condition] = status['Conditions']
+        assert condition['Severity'] == health
+
+
+def test_status_of_an_empty_tray():
+    assert tray.device_status(None, media.EMPTY)['Status'] == {
+        'State': 'Enabled', 'Health': 'OK'}
+
+
 def test_credentials_shown():
     state = media.EMPTY._replace(image=URL)
     assert tray.credentials_shown(_dv(), state) == ('', '')
