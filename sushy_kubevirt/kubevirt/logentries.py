@@ -1,0 +1,220 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+"""Kubernetes Events as Redfish LogEntries (pure functions, no I/O).
+
+A System's log is the Events whose ``involvedObject`` is its VM, its VMI
+(same name) or one of its DataVolumes; the security log is the Events
+the emulator writes itself, labelled :data:`LABEL`. ``ClearLog`` writes a
+marker Event (reason :data:`CLEARED`, reported by :data:`COMPONENT`): the
+entries of a log are the Events newer than its newest marker, marker
+included, the newest :data:`MAX_ENTRIES` of them.
+"""
+
+import datetime
+
+from sushy_kubevirt.kubevirt import fields
+
+#: The Events' index of their involved object: ``namespace/name``.
+INVOLVED = 'involved'
+#: The kinds whose Events a System's log shows.
+KINDS = ('VirtualMachine', 'VirtualMachineInstance', 'DataVolume')
+#: The component reporting the Events the emulator writes.
+COMPONENT = 'sushy-kubevirt'
+#: The label of the security log's Events (value ``true``).
+LABEL = 'sushy-kubevirt.io/security-log'
+#: The reason of the marker a ClearLog writes.
+CLEARED = 'RedfishLogCleared'
+#: Most entries a log shows (the newest).
+MAX_ENTRIES = 1000
+#: Security log reasons: ``{reason: Kubernetes Event type}``.
+SECURITY = {'SessionCreated': 'Normal', 'LoginFailed': 'Warning',
+            'AccountLockedOut': 'Warning', 'PrivilegeRefused': 'Warning',
+            CLEARED: 'Normal'}
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def slim(event):
+    """The fields of an Event a LogEntry needs (the cache keeps these)."""
+    meta = event.get('metadata') or {}
+    kept = {k: meta[k] for k in ('name', 'namespace', 'uid', 'labels',
+                                 'resourceVersion', 'creationTimestamp')
+            if k in meta}
+    involved = event.get('involvedObject') or {}
+    body = {k: event[k] for k in ('reason', 'message', 'type', 'eventTime',
+                                  'lastTimestamp', 'firstTimestamp',
+                                  'reportingComponent', 'count')
+            if event.get(k) is not None}
+    body['metadata'] = kept
+    body['involvedObject'] = {k: involved[k] for k in (
+        'kind', 'name', 'namespace') if k in involved}
+    component = fields.get(event, 'source', 'component')
+    if component:
+        body['source'] = {'component': component}
+    last = fields.get(event, 'series', 'lastObservedTime')
+    if last:
+        body['series'] = {'lastObservedTime': last}
+    return body
+
+
+def involved_key(event):
+    """``[namespace/name]`` of the Event's involved object (the index)."""
+    involved = event.get('involvedObject') or {}
+    namespace = involved.get('namespace') or \
+        (event.get('metadata') or {}).get('namespace')
+    return ['%s/%s' % (namespace, involved.get('name'))]
+
+
+def system_objects(vm):
+    """``{(kind, name)}`` of the objects whose Events are ``vm``'s.
+
+    The VM, its VMI (same name) and the DataVolumes its volumes and
+    templates name (virtual media included: their volumes name them).
+    """
+    name = vm['metadata']['name']
+    found = {('VirtualMachine', name), ('VirtualMachineInstance', name)}
+    for volume in fields.volumes(vm):
+        dv = fields.get(volume, 'dataVolume', 'name')
+        if dv:
+            found.add(('DataVolume', dv))
+    for template in fields.get(vm, 'spec', 'dataVolumeTemplates') or ():
+        dv = fields.get(template, 'metadata', 'name')
+        if dv:
+            found.add(('DataVolume', dv))
+    return found
+
+
+def of_system(events, objects):
+    """The Events of ``events`` whose involved object is in ``objects``."""
+    return [e for e in events
+            if ((e.get('involvedObject') or {}).get('kind'),
+                (e.get('involvedObject') or {}).get('name')) in objects]
+
+
+def _parse(text):
+    try:
+        parsed = datetime.datetime.fromisoformat(text.replace('Z', '+00:00'))
+    except (AttributeError, ValueError):
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(
+        tzinfo=datetime.timezone.utc)
+
+
+def when(event):
+    """When the Event last happened: an aware datetime (epoch if unknown).
+
+    Its series' last observation, else ``lastTimestamp``, ``eventTime``,
+    then its creation.
+    """
+    for text in (fields.get(event, 'series', 'lastObservedTime'),
+                 event.get('lastTimestamp'), event.get('eventTime'),
+                 fields.get(event, 'metadata', 'creationTimestamp')):
+        parsed = _parse(text) if text else None
+        if parsed is not None:
+            return parsed
+    return _EPOCH
+
+
+def iso(moment):
+    """``moment`` in ISO 8601 with its offset (``+00:00``), to seconds."""
+    return moment.astimezone(datetime.timezone.utc).isoformat(
+        timespec='seconds')
+
+
+def is_marker(event):
+    """Whether ``event`` is a ClearLog marker the emulator wrote."""
+    return event.get('reason') == CLEARED and COMPONENT in (
+        event.get('reportingComponent'),
+        fields.get(event, 'source', 'component'))
+
+
+def visible(events, limit=MAX_ENTRIES):
+    """The Events a log shows, oldest first, the newest ``limit`` of them.
+
+    After a ClearLog, its newest marker and the Events strictly later
+    than it: timestamps have a one-second resolution, so an Event of the
+    marker's second is taken as cleared. Ties are ordered by uid.
+    """
+    ordered = sorted(events, key=lambda e: (when(e), entry_id(e)))
+    markers = [e for e in ordered if is_marker(e)]
+    if markers:
+        cleared = when(markers[-1])
+        ordered = [markers[-1]] + [e for e in ordered if when(e) > cleared]
+    return ordered[-limit:] if limit else []
+
+
+def entry_id(event):
+    """The LogEntry Id: the Event's uid (stable across restarts)."""
+    meta = event.get('metadata') or {}
+    return meta.get('uid') or meta.get('name') or ''
+
+
+def severity(event):
+    """``Warning`` for a Warning Event, else ``OK``."""
+    return 'Warning' if event.get('type') == 'Warning' else 'OK'
+
+
+def message(event):
+    """``reason: message`` (either alone when the other is empty)."""
+    parts = [p for p in (event.get('reason'), event.get('message')) if p]
+    return ': '.join(parts)
+
+
+def entry(event, collection, origin=None):
+    """The LogEntry of ``event`` in Entries collection ``collection``.
+
+    :param origin: the ``@odata.id`` of the resource it is about.
+    """
+    ident = entry_id(event)
+    body = {
+        '@odata.type': '#LogEntry.v1_4_0.LogEntry',
+        '@odata.id': '%s/%s' % (collection, ident),
+        'Id': ident,
+        'Name': 'Log Entry %s' % ident,
+        'EntryType': 'Event',
+        'Severity': severity(event),
+        'Created': iso(when(event)),
+        'Message': message(event),
+    }
+    if origin:
+        body['Links'] = {'OriginOfCondition': {'@odata.id': origin}}
+    return body
+
+
+def _name_stamp(moment):
+    return moment.strftime('%Y%m%d%H%M%S%f')
+
+
+def record(namespace, involved, reason, text, now, instance='',
+           labels=None):
+    """The body of an Event the emulator writes (to POST).
+
+    :param involved: its ``involvedObject`` (kind, name, namespace...).
+    :param now: an aware datetime: its time.
+    :param instance: ``reportingInstance`` (e.g. the host and process).
+    """
+    stamp = iso(now).replace('+00:00', 'Z')
+    meta = {'generateName': '%s.%s.' % (
+        (involved.get('name') or COMPONENT)[:200], _name_stamp(now)),
+        'namespace': namespace}
+    if labels:
+        meta['labels'] = dict(labels)
+    return {
+        'apiVersion': 'v1', 'kind': 'Event', 'metadata': meta,
+        'involvedObject': dict(involved),
+        'reason': reason, 'message': text[:1024],
+        'type': SECURITY.get(reason, 'Normal'),
+        'source': {'component': COMPONENT},
+        'reportingComponent': COMPONENT,
+        'reportingInstance': instance[:128],
+        'firstTimestamp': stamp, 'lastTimestamp': stamp,
+        'action': reason, 'count': 1,
+    }
