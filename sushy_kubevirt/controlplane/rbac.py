@@ -13,9 +13,9 @@
 """The emulator's identity on a real control plane, with the shipped RBAC.
 
 The Role of ``etc/kubernetes/base/role.yaml`` (one per served namespace)
-or the ClusterRole of ``etc/kubernetes/overlays/cluster/clusterrole.yaml``
-(``cluster=True``), bound to a ServiceAccount, exactly as the manifests
-deploy it; nothing is added, so a verb the manifests lack fails the
+or the cluster overlay's ClusterRole and its Role of the emulator's own
+namespace (``cluster=True``), bound to a ServiceAccount, exactly as the
+manifests deploy them; nothing is added, so a verb the manifests lack fails the
 tests that need it. ``emulator_kubeconfig`` writes a kubeconfig with a
 bound token of that ServiceAccount.
 """
@@ -61,20 +61,23 @@ def _subject(namespace):
 def bind(cp, account_namespace, namespaces=(), cluster=False):
     """Bind the shipped RBAC to the ServiceAccount.
 
-    The Role in each of ``namespaces``, and the ClusterRole cluster-wide
-    if ``cluster``.
+    The Role in each of ``namespaces``; if ``cluster``, the ClusterRole
+    cluster-wide and the cluster overlay's Role in ``account_namespace``.
     """
     base = manifests_dir()
+    roles = [(namespace, base / 'base' / 'role.yaml')
+             for namespace in namespaces]
     if cluster:
-        for doc in _documents(base / 'overlays' / 'cluster' /
-                              'clusterrole.yaml'):
+        overlay = base / 'overlays' / 'cluster'
+        for doc in _documents(overlay / 'clusterrole.yaml'):
             plural = doc['kind'].lower() + 's'
             if doc['kind'] == 'ClusterRoleBinding':
                 doc['subjects'] = _subject(account_namespace)
             cp.apply('%s/%s' % (RBAC_PATH, plural), doc)
-    for namespace in namespaces:
+        roles.append((account_namespace, overlay / 'role.yaml'))
+    for namespace, path in roles:
         cp.ensure_namespace(namespace)
-        for doc in _documents(base / 'base' / 'role.yaml'):
+        for doc in _documents(path):
             doc['metadata']['namespace'] = namespace
             if doc['kind'] == 'RoleBinding':
                 doc['subjects'] = _subject(account_namespace)

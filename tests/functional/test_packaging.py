@@ -37,6 +37,8 @@ import requests
 from tests.functional.emulator import harness
 import yaml
 
+from sushy_kubevirt.accounts import sessionstore
+from sushy_kubevirt import config
 from sushy_kubevirt.simulator import Simulator
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -49,25 +51,29 @@ SUBRESOURCES = ['virtualmachines/start', 'virtualmachines/stop',
                 'virtualmachines/restart', 'virtualmachineinstances/pause',
                 'virtualmachineinstances/unpause',
                 'virtualmachineinstances/softreboot']
-#: The least privilege of the drivers, per (apiGroup, resource).
+#: The least privilege of the drivers, per (apiGroup, resource), in
+#: every namespace served: the cluster overlay's ClusterRole.
 CLUSTER_RULES = {
     ('kubevirt.io', 'virtualmachines'): ['get', 'list', 'watch', 'patch'],
     ('kubevirt.io', 'virtualmachineinstances'): ['get', 'list', 'watch'],
     **{('subresources.kubevirt.io', r): ['update'] for r in SUBRESOURCES},
     ('cdi.kubevirt.io', 'datavolumes'): ['get', 'list', 'watch', 'create',
                                          'delete'],
-    # Media credentials (get, create, delete), Redfish sessions and
-    # accounts (all; list and watch: their watch caches).
-    ('', 'secrets'): ['get', 'list', 'watch', 'create', 'patch', 'delete'],
     # The check that a configured namespace exists.
     ('', 'namespaces'): ['get'],
     # LogServices: the Events' watch cache, the records it writes.
     ('', 'events'): ['list', 'watch', 'create'],
 }
-NAMESPACE_RULES = {**CLUSTER_RULES,
-                   # and the EventService (its Lease)
-                   ('coordination.k8s.io', 'leases'): ['get', 'create',
-                                                       'update']}
+#: In the emulator's own namespace only (the cluster overlay's Role):
+#: Redfish sessions, event subscriptions and accounts (all; list and
+#: watch: their watch caches), and the EventService's Lease. The
+#: namespace overlay's Role has them too, with media credentials and
+#: BIOS passwords of its VMs.
+STATE_RULES = {
+    ('', 'secrets'): ['get', 'list', 'watch', 'create', 'patch', 'delete'],
+    ('coordination.k8s.io', 'leases'): ['get', 'create', 'update'],
+}
+NAMESPACE_RULES = {**CLUSTER_RULES, **STATE_RULES}
 
 
 # --- the Containerfile -----------------------------------------------------
@@ -342,11 +348,14 @@ def test_rbac_is_least_privilege():
     assert rules_of(find(base_objects(), 'Role')) == NAMESPACE_RULES
     cluster = load_yaml(KUBE / 'overlays' / 'cluster' / 'clusterrole.yaml')
     assert rules_of(find(cluster, 'ClusterRole')) == CLUSTER_RULES
+    state = load_yaml(KUBE / 'overlays' / 'cluster' / 'role.yaml')
+    assert rules_of(find(state, 'Role')) == STATE_RULES
 
 
 def config_settings(text, **env):
     settings, saved = {}, dict(os.environ)
-    os.environ.pop('SUSHY_KUBEVIRT_NAMESPACES', None)
+    for name in ('SUSHY_KUBEVIRT_NAMESPACES', 'SUSHY_KUBEVIRT_POD_NAMESPACE'):
+        os.environ.pop(name, None)
     os.environ.update(env)
     try:
         exec(compile(text, 'emulator.conf', 'exec'), {}, settings)
@@ -379,7 +388,8 @@ def test_rendered_overlay(rendered):
     kinds = sorted(o['kind'] for o in objects)
     namespace = find(objects, 'ServiceAccount')['metadata']['namespace']
     for obj in objects:
-        if obj['kind'] not in ('ClusterRole', 'ClusterRoleBinding'):
+        if obj['kind'] not in ('ClusterRole', 'ClusterRoleBinding',
+                               'Namespace'):
             assert obj['metadata']['namespace'] == namespace, obj
         assert obj['metadata']['labels'] == {
             'app.kubernetes.io/name': 'sushy-kubevirt'}
@@ -398,16 +408,31 @@ def test_rendered_overlay(rendered):
         binding = find(objects, 'RoleBinding')
         assert rules_of(find(objects, 'Role')) == NAMESPACE_RULES
         assert settings['SUSHY_EMULATOR_KUBEVIRT_NAMESPACES'] == ['lab']
+        bindings = [binding]
     else:
         assert namespace == 'sushy-kubevirt'
-        assert kinds == sorted(set(BASE_KINDS) - {'Role', 'RoleBinding'} |
-                               {'ClusterRole', 'ClusterRoleBinding'})
-        binding = find(objects, 'ClusterRoleBinding')
+        assert kinds == sorted(BASE_KINDS + ['ClusterRole',
+                                             'ClusterRoleBinding',
+                                             'Namespace'])
+        assert find(objects, 'Namespace')['metadata']['name'] == namespace
+        bindings = [find(objects, 'ClusterRoleBinding'),
+                    find(objects, 'RoleBinding')]
         assert rules_of(find(objects, 'ClusterRole')) == CLUSTER_RULES
+        assert rules_of(find(objects, 'Role')) == STATE_RULES
+        assert bindings[1]['roleRef']['name'] == find(
+            objects, 'Role')['metadata']['name']
         assert 'SUSHY_EMULATOR_KUBEVIRT_NAMESPACES' not in settings
-    assert binding['subjects'] == [{'kind': 'ServiceAccount',
-                                    'name': pod['serviceAccountName'],
-                                    'namespace': namespace}]
+    for binding in bindings:
+        assert binding['subjects'] == [{'kind': 'ServiceAccount',
+                                        'name': pod['serviceAccountName'],
+                                        'namespace': namespace}]
+    # The sessions, subscriptions and accounts live where the Role allows.
+    assert sessionstore.settings(settings, None).namespace == namespace
+    assert config.load(settings).events.namespace == namespace
+    secrets_source = dict(settings, SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE=(
+        config.SECRETS))
+    del secrets_source['SUSHY_EMULATOR_AUTH_FILE']
+    assert config.load(secrets_source).accounts_namespace == namespace
     assert settings['SUSHY_EMULATOR_SYSTEMS_DRIVER'] == 'kubevirt'
 
 
