@@ -12,16 +12,30 @@
 
 """The trend plot of a benchmark history (matplotlib, Agg backend).
 
-One panel per ratio and per API-call count: a point per record, in order,
-and the rolling median of the last ``window`` records as a line; on ratio
-panels a dashed line where the gate would fail a record (``threshold`` %
-below the median of the ``window`` records before it). matplotlib comes
-with ``tox -e bench``.
+Three panels over the records, in order:
+
+* the gated ratios together: a point per record, the rolling median of
+  the last ``window`` records as a line, and the gate as a dashed line of
+  the same colour (``threshold`` % below the median of the ``window``
+  records before each one);
+* the API calls per request kind of the warm driver, then of the live
+  path: a grid with a row per kind and a column per record, each cell the
+  count, red where it rose over the previous record, green where it fell.
+
+The x axis names each record by its short commit and its date, thinned to
+about :data:`MAX_LABELS` labels. matplotlib comes with ``tox -e bench``.
 """
 
+import math
 import statistics
 
-COLUMNS = 4
+MAX_LABELS = 12
+#: Counts are printed in the cells up to this many records.
+MAX_ANNOTATED = 30
+_MODES = ('warm', 'live')
+#: Cell colours: fewer calls, as many, more; no count.
+_CHANGE_COLOURS = ('#a6dba0', '#f7f7f7', '#f4a582')
+_MISSING_COLOUR = '#d9d9d9'
 
 
 def _series(records, section, name):
@@ -49,68 +63,109 @@ def gate_line(values, window, threshold):
     return result
 
 
+def labels(records):
+    """Short x labels: ``commit`` over ``MM-DD`` of each record."""
+    return ['%s\n%s' % ((entry.get('commit') or '?')[:7],
+                        (entry.get('date') or '')[5:10])
+            for entry in records]
+
+
+def ticks(count, most=MAX_LABELS):
+    """Indices of the labelled records: at most ``most``, evenly."""
+    return list(range(0, count, max(1, math.ceil(count / most))))
+
+
+def _xs(values):
+    return [i for i, v in enumerate(values) if v is not None]
+
+
 def _line(axes, values, style, **kwargs):
-    xs = [i for i, v in enumerate(values) if v is not None]
+    xs = _xs(values)
     axes.plot(xs, [values[i] for i in xs], style, **kwargs)
 
 
-def _panel(axes, records, section, name, window, threshold):
-    values = _series(records, section, name)
-    xs = [i for i, v in enumerate(values) if v is not None]
-    axes.plot(xs, [values[i] for i in xs], 'o', markersize=4,
-              color='tab:blue' if section == 'ratios' else 'tab:green')
-    _line(axes, rolling_median(values, window), '-', color='tab:orange',
-          linewidth=1.5)
-    if section == 'ratios':
-        _line(axes, gate_line(values, window, threshold), '--',
-              color='tab:red', linewidth=1)
-        top = max([v for v in values if v is not None] or [1])
-        axes.set_ylim(0, top * 1.2)
-    axes.set_title(('ratio: ' if section == 'ratios' else 'API calls: ')
-                   + name, fontsize=9)
-    axes.tick_params(labelsize=7)
+def _ratios(axes, records, window, threshold):
+    names = sorted({n for entry in records for n in entry.get('ratios', {})})
+    top = 1
+    for index, name in enumerate(names):
+        color = 'C%d' % index
+        values = _series(records, 'ratios', name)
+        _line(axes, values, 'o', markersize=4, color=color, label=name)
+        _line(axes, rolling_median(values, window), '-', color=color,
+              linewidth=1.5)
+        _line(axes, gate_line(values, window, threshold), '--', color=color,
+              linewidth=1, alpha=0.7)
+        top = max([top] + [v for v in values if v is not None])
+    axes.set_ylim(0, top * 1.25)
+    axes.set_title('Gated ratios (higher is better): points, rolling median '
+                   'of %d, dashed: the gate (%.0f %% below the median of '
+                   'the %d before)' % (window, threshold, window),
+                   fontsize=9)
+    if names:
+        axes.legend(fontsize=8, loc='lower left', ncol=len(names))
     axes.grid(True, alpha=0.3)
-    if section == 'calls':
-        top = max([v for v in values if v is not None] or [0])
-        axes.set_ylim(-0.1 * max(top, 1), top * 1.15 + 0.5)
 
 
-def _order(name):
-    return (not name.startswith('warm'), name)
+def _calls(axes, records, mode, colormap):
+    """A grid of ``mode``'s counts; returns the kinds shown."""
+    prefix = mode + ' '
+    kinds = sorted({n[len(prefix):] for entry in records
+                    for n in entry.get('calls', {}) if n.startswith(prefix)})
+    rows = [_series(records, 'calls', prefix + kind) for kind in kinds]
+    change = [[math.nan if v is None else 0.0 for v in row] for row in rows]
+    for row, out in zip(rows, change):
+        last = None
+        for index, value in enumerate(row):
+            if value is None:
+                continue
+            if last is not None and value != last:
+                out[index] = 1.0 if value > last else -1.0
+            last = value
+    if kinds:
+        axes.imshow(change, cmap=colormap, vmin=-1, vmax=1, aspect='auto',
+                    interpolation='nearest')
+    if len(records) <= MAX_ANNOTATED:
+        for y, row in enumerate(rows):
+            for x, value in enumerate(row):
+                if value is not None:
+                    axes.text(x, y, '%g' % value, ha='center',
+                              va='center', fontsize=7)
+    axes.set_yticks(range(len(kinds)))
+    axes.set_yticklabels(kinds, fontsize=8)
+    axes.set_title('API calls per request, %s (red: more than the record '
+                   'before, green: fewer)' % mode, fontsize=9)
+    return kinds
 
 
 def draw(records, output, window=5, threshold=30.0):
     """Write the trend plot of ``records`` to ``output`` (PNG)."""
     import matplotlib
     matplotlib.use('Agg')
+    from matplotlib import colors
     from matplotlib import pyplot
 
-    panels = []
-    for section in ('ratios', 'calls'):
-        names = sorted({n for entry in records
-                        for n in entry.get(section, {})}, key=_order)
-        panels += [(section, name) for name in names]
-    rows = max(1, -(-len(panels) // COLUMNS))
-    figure, grid = pyplot.subplots(rows, COLUMNS, squeeze=False,
-                                   figsize=(4 * COLUMNS, 2.4 * rows))
-    labels = [(entry.get('commit') or '?')[:7] for entry in records]
-    step = max(1, len(records) // 8)
-    for index, axes in enumerate(grid.flat):
-        if index >= len(panels):
-            axes.axis('off')
-            continue
-        _panel(axes, records, panels[index][0], panels[index][1], window,
-               threshold)
-        ticks = list(range(0, len(records), step))
-        axes.set_xticks(ticks)
-        axes.set_xticklabels([labels[i] for i in ticks], rotation=30,
-                             fontsize=6)
-        axes.set_xlim(-0.5, len(records) - 0.5)
-    figure.suptitle('sushy-kubevirt benchmark history: %d records; points: '
-                    'records; line: rolling median of %d; dashed: the gate '
-                    '(%.0f %% below the median of the %d before)'
-                    % (len(records), window, threshold, window), fontsize=11)
+    heights = [4] + [
+        max(1, len({n for entry in records for n in entry.get('calls', {})
+                    if n.startswith(mode + ' ')})) * 0.32 + 0.6
+        for mode in _MODES]
+    figure, grid = pyplot.subplots(
+        3, 1, sharex=True, figsize=(12, sum(heights) + 1.2),
+        gridspec_kw={'height_ratios': heights})
+    _ratios(grid[0], records, window, threshold)
+    colormap = colors.ListedColormap(_CHANGE_COLOURS)
+    colormap.set_bad(_MISSING_COLOUR)
+    for axes, mode in zip(grid[1:], _MODES):
+        _calls(axes, records, mode, colormap)
+    shown = ticks(len(records))
+    names = labels(records)
+    grid[-1].set_xticks(shown)
+    grid[-1].set_xticklabels([names[i] for i in shown], fontsize=8)
+    grid[-1].set_xlim(-0.5, len(records) - 0.5)
+    grid[-1].set_xlabel('record (commit, date); two records of one commit '
+                        'sit side by side', fontsize=8)
+    figure.suptitle('sushy-kubevirt benchmark history: %d records'
+                    % len(records), fontsize=11)
     figure.tight_layout(rect=(0, 0, 1, 0.97))
-    figure.savefig(output, dpi=72, metadata={'Software': None})
+    figure.savefig(output, dpi=80, metadata={'Software': None})
     pyplot.close(figure)
     return output
