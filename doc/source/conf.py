@@ -12,9 +12,17 @@
 
 """Sphinx configuration for sushy-kubevirt."""
 
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
+    __file__)), '_ext'))
+
 project = 'sushy-kubevirt'
 copyright = '2026, sushy-kubevirt developers'
-extensions = []
+extensions = ['bench_history']
+#: The benchmark records the bench-history-table directive reads.
+bench_history = '../../benchmarks/history.jsonl'
 master_doc = 'index'
 exclude_patterns = ['_build']
 html_theme = 'alabaster'

@@ -1,0 +1,88 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The docs' benchmark tables come from the history file at build time."""
+
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+EXT = ROOT / 'doc' / 'source' / '_ext'
+CONF = '''
+import sys
+sys.path.insert(0, %r)
+extensions = ['bench_history']
+bench_history = 'history.jsonl'
+'''
+PAGE = '''Figures
+=======
+
+.. bench-history-table:: quick
+   :section: calls
+
+.. bench-history-table:: capacity
+'''
+
+
+def _record(**calls):
+    return {'commit': 'abcdef0' + '1' * 33, 'date': '2026-12-03T00:00:00Z',
+            'dirty': False, 'machine': {'nproc': 2, 'cpu': 'X',
+                                        'python': '3.11.7'},
+            'ratios': {}, 'calls': calls, 'figures': {}}
+
+
+def _build(tmp_path, records):
+    source = tmp_path / 'src'
+    source.mkdir()
+    (source / 'conf.py').write_text(CONF % str(EXT))
+    (source / 'index.rst').write_text(PAGE)
+    (source / 'history.jsonl').write_text(
+        ''.join(json.dumps(r) + '\n' for r in records))
+    done = subprocess.run(
+        [sys.executable, '-m', 'sphinx', '-q', '-W', '-E', '-b', 'text',
+         str(source), str(tmp_path / 'out')], capture_output=True,
+        text=True, timeout=120)
+    return done, (tmp_path / 'out' / 'index.txt')
+
+
+def test_the_newest_record_of_each_kind(tmp_path):
+    capacity = dict(_record(), kind='capacity', figures={
+        'vms': 10000, 'kubevirt 1w closed req/s': 50.5,
+        'fake 1w closed req/s': 71.4, 'kubevirt/fake 1w closed req/s': 0.71,
+        'kubevirt 1w open req/s': None, 'fake 1w open req/s': 24.9})
+    done, out = _build(tmp_path, [
+        _record(**{'warm poll': 0.0, 'live poll': 23.0}),
+        _record(**{'warm poll': 0.0, 'live poll': 25.0}),
+        capacity])
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert re.search(r'poll[\s|]+0[\s|]+25\b', text), text
+    assert not re.search(r'\b23\b', text)
+    assert 'commit abcdef0' in text and '10,000 VMs' in text
+    assert re.search(r'1[\s|]+closed[\s|]+50\.5[\s|]+71\.4[\s|]+0\.71',
+                     text), text
+    assert re.search(r'1[\s|]+open[\s|]+-[\s|]+24\.9', text), text
+
+
+def test_a_missing_kind_fails_the_build(tmp_path):
+    done, _ = _build(tmp_path, [_record()])
+    assert done.returncode != 0
+    assert 'no record of kind capacity' in done.stderr
+
+
+def test_the_benchmarks_page_copies_no_record_by_hand():
+    page = (ROOT / 'doc' / 'source' / 'benchmarks.rst').read_text()
+    assert page.count('.. bench-history-table:: quick') == 4
+    assert page.count('.. bench-history-table:: capacity') == 1
