@@ -63,6 +63,7 @@ from sushy_kubevirt.redfish import bios
 from sushy_kubevirt.redfish import chassis
 from sushy_kubevirt.redfish import etags
 from sushy_kubevirt.redfish import eventservice
+from sushy_kubevirt.redfish import health
 from sushy_kubevirt.redfish import managers
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import metrics
@@ -82,8 +83,8 @@ _HOOKED = '_sushy_kubevirt_hooked'
 _MODULES = {'main': main, 'api_utils': api_utils}
 #: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
 #: imported so that the blueprint has them when it is registered.
-ROUTE_MODULES = (accountservice, bios, eventservice, memory, metrics, odata,
-                 sessions)
+ROUTE_MODULES = (accountservice, bios, eventservice, health, memory, metrics,
+                 odata, sessions)
 
 LOGIN = privileges.READ
 COMPONENT = privileges.COMPONENT

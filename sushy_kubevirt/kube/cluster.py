@@ -297,6 +297,13 @@ class Cluster:
             result.append((scope or '', reason))
         return result
 
+    def health(self):
+        """The :class:`~.accounting.Health` of every informer, no API call.
+
+        Starts the watches on first use, as a read does.
+        """
+        return [i.health() for i in self._run().informers.values()]
+
     def wait_for_sync(self, timeout=None):
         """Wait until every informer has synced; return whether they did."""
         return all(i.wait_for_sync(timeout)

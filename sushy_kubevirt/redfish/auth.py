@@ -72,7 +72,7 @@ CHALLENGE = 'Basic realm="sushy-kubevirt"'
 SESSIONS = 'redfish/v1/SessionService/Sessions'
 #: Paths (without surrounding '/') readable without credentials.
 OPEN = frozenset(['', 'redfish', 'redfish/v1', 'redfish/v1/odata',
-                  'redfish/v1/$metadata'])
+                  'redfish/v1/$metadata', 'healthz'])
 OPEN_GET = frozenset(['redfish/v1/SessionService'])
 _BCRYPT = (b'$2y$', b'$2a$', b'$2b$')
 _DEFAULT_COST = 12
