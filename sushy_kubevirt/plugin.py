@@ -69,10 +69,12 @@ from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import metrics
 from sushy_kubevirt.redfish import odata
 from sushy_kubevirt.redfish import processors
+from sushy_kubevirt.redfish import query
 from sushy_kubevirt.redfish import responses
 from sushy_kubevirt.redfish import root
 from sushy_kubevirt.redfish import services
 from sushy_kubevirt.redfish import sessions
+from sushy_kubevirt.redfish import sse
 from sushy_kubevirt.redfish import storage
 from sushy_kubevirt.redfish import systems
 from sushy_kubevirt.redfish import virtualmedia
@@ -84,7 +86,7 @@ _MODULES = {'main': main, 'api_utils': api_utils}
 #: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
 #: imported so that the blueprint has them when it is registered.
 ROUTE_MODULES = (accountservice, bios, eventservice, health, memory, metrics,
-                 odata, sessions)
+                 odata, sessions, sse)
 
 LOGIN = privileges.READ
 COMPONENT = privileges.COMPONENT
@@ -124,6 +126,9 @@ EXTENSION_POINTS = (
           'is honoured by the routes the plugin handles itself'),
     _every('for plugin drivers: a request OData-Version other than 4.0 is '
            'a 412', before=responses.check_odata_version),
+    _every('for plugin drivers: the query parameters of a GET (only, $skip, '
+           '$top, $expand, $select); another $ parameter is a 501',
+           before=query.check, after=(query.after,)),
     _every('for plugin drivers: the OData-Version header, no mockup '
            'copyright annotation, Redfish JSON for every error body; '
            'ETag, If-None-Match (304) and If-Match (412) under a System; '

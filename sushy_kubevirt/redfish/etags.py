@@ -27,6 +27,7 @@ from sushy_tools import error
 
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import query
 
 SYSTEMS = '/redfish/v1/Systems/'
 WRITES = ('PATCH', 'POST', 'PUT', 'DELETE')
@@ -63,6 +64,9 @@ def failed(current):
 
 def tag(response, current):
     """Give a 200 GET its ETag; 304 when If-None-Match names it."""
+    current = query.etag(current)   # a query's answer: another one
+    if current is None:
+        return
     request = flask.request
     response.headers['ETag'] = current
     if request.if_none_match.contains(current.strip('"')) or \

@@ -41,6 +41,8 @@ from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
 
 EVENT_SERVICE = '/redfish/v1/EventService'
+#: The event stream (:mod:`.sse`).
+SERVER_SENT_EVENTS = EVENT_SERVICE + '/SSE'
 _TEST_EVENT = 'EventService.SubmitTestEvent'
 _TEST_EVENT_URI = EVENT_SERVICE + '/Actions/' + _TEST_EVENT
 _TEST_EVENT_KEYS = {'MessageId': str, 'Message': str, 'MessageArgs': list,
@@ -91,6 +93,7 @@ def event_service():
         'ResourceTypes': list(subscriptions.RESOURCE_TYPES),
         'SubordinateResourcesSupported': True,
         'Subscriptions': {'@odata.id': subscriptions.COLLECTION},
+        'ServerSentEventUri': SERVER_SENT_EVENTS,
         'Actions': {'#' + _TEST_EVENT: {'target': _TEST_EVENT_URI}},
     })
 

@@ -15,10 +15,13 @@
 sushy-tools' template lacks the mandatory ``Links`` and advertises an
 UpdateService whose SimpleUpdate cannot work on a KubeVirt VM (it answers
 500); the root here links the SessionService and its Sessions
-(``Links.Sessions``, what Redfish clients log in to) and no UpdateService.
+(``Links.Sessions``, what Redfish clients log in to) and no UpdateService,
+and advertises the query parameters it serves
+(``ProtocolFeaturesSupported``, :mod:`.query`).
 """
 
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import query
 
 SESSION_SERVICE = '/redfish/v1/SessionService'
 SESSIONS = SESSION_SERVICE + '/Sessions'
@@ -35,6 +38,7 @@ def _edit(body):
     body['AccountService'] = {'@odata.id': ACCOUNT_SERVICE}
     links = body.setdefault('Links', {})
     links['Sessions'] = {'@odata.id': SESSIONS}
+    body['ProtocolFeaturesSupported'] = dict(query.FEATURES)
     return True
 
 

@@ -1,0 +1,295 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Redfish query parameters on every GET of a plugin driver (DSP0266).
+
+``only``, ``$skip``/``$top`` (with ``Members@odata.nextLink``),
+``$expand`` (``*``, ``.``, ``~``, ``($levels=n)`` up to
+:data:`MAX_LEVELS`) and ``$select``, applied in that order to the JSON
+the route answers, as :data:`FEATURES` advertises in the service root.
+``$expand`` and ``only`` fetch each member by running its own route
+within the request (the same handlers, privileges and watch cache: no
+Kubernetes call). Another parameter starting with ``$`` is a 501
+``QueryNotSupported``; a malformed value a 400. Unknown parameters
+without ``$`` are ignored.
+
+An answer a query changed is another representation: under a System its
+ETag is the System's with a suffix naming the query; an ``$expand``
+answer, which may hold other resources, carries none.
+"""
+
+import hashlib
+import json
+import re
+import urllib.parse
+
+import flask
+
+from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import auth
+from sushy_kubevirt.redfish import base
+
+MAX_LEVELS = 3
+#: Resources one ``$expand`` may fetch.
+MAX_EXPANDED = 1000
+FEATURES = {
+    'ExcerptQuery': False,
+    'ExpandQuery': {'ExpandAll': True, 'Levels': True, 'Links': True,
+                    'NoLinks': True, 'MaxLevels': MAX_LEVELS},
+    'FilterQuery': False,
+    'OnlyMemberQuery': True,
+    'SelectQuery': True,
+    'TopSkipQuery': True,
+}
+_SUPPORTED = ('$select', '$expand', '$top', '$skip')
+_EXPAND = re.compile(r'^([*.~])(?:\(\$levels=([0-9]+)\))?$')
+_SELECT = re.compile(r'^[A-Za-z0-9_@#.]+(?:/[A-Za-z0-9_@#.]+)*$')
+_KEY = 'sushy_kubevirt.query'
+_ENVIRON = (auth.USER_KEY, auth.ACCOUNT_KEY, 'HTTP_X_USER', 'REMOTE_ADDR')
+_REDIRECTS = 2
+#: URL rules that read their own query parameters.
+_EXEMPT = set()
+
+
+def exempt(rule):
+    """Leave the query parameters of URL rule ``rule`` to its route."""
+    _EXEMPT.add(rule)
+
+
+def _format_error(value, name):
+    return messages.RedfishError('QueryParameterValueFormatError', value,
+                                 name)
+
+
+def _number(args, name):
+    value = args.get(name)
+    if value is None:
+        return None
+    if not value.isdigit():
+        raise messages.RedfishError('QueryParameterValueTypeError', value,
+                                    name)
+    return int(value)
+
+
+def _parse(args):
+    for name in args:
+        if name.startswith('$') and name not in _SUPPORTED:
+            raise messages.RedfishError(
+                'QueryNotSupported', code=501,
+                detail='Query parameter %s is not supported; this service '
+                'supports %s and only' % (name, ', '.join(_SUPPORTED)))
+    query = {}
+    if 'only' in args:
+        if args['only']:
+            raise _format_error(args['only'], 'only')
+        query['only'] = True
+    for name in ('$skip', '$top'):
+        if name in args:
+            query[name] = _number(args, name)
+    if '$expand' in args:
+        found = _EXPAND.match(args['$expand'])
+        if found is None:
+            raise _format_error(args['$expand'], '$expand')
+        levels = int(found.group(2) or 1)
+        if not 1 <= levels <= MAX_LEVELS:
+            raise messages.RedfishError(
+                'QueryParameterOutOfRange', args['$expand'], '$expand',
+                '$levels 1-%d' % MAX_LEVELS)
+        query['$expand'] = (found.group(1), levels)
+    if '$select' in args:
+        paths = args['$select'].split(',')
+        if not all(_SELECT.match(path.strip()) for path in paths):
+            raise _format_error(args['$select'], '$select')
+        query['$select'] = [path.strip() for path in paths]
+    return query
+
+
+def _current():
+    if not flask.has_request_context():
+        return None
+    return flask.request.environ.get(_KEY)
+
+
+def check(app, **view_args):
+    """A ``before`` handler: parse the query of a GET, or refuse it."""
+    request = flask.request
+    if not base.plugin_driver(app) or request.method not in ('GET', 'HEAD') \
+            or not request.args or (request.url_rule is not None
+                                    and request.url_rule.rule in _EXEMPT):
+        return None
+    query = _parse(request.args)
+    if query:
+        request.environ[_KEY] = query
+    return None
+
+
+def etag(current):
+    """The ETag of this request's answer, the resource's being ``current``.
+
+    None when the answer has no ETag of its own (an ``$expand``).
+    """
+    query = _current()
+    if not query:
+        return current
+    if '$expand' in query:
+        return None
+    suffix = hashlib.sha256(flask.request.query_string).hexdigest()[:12]
+    weak, _, tag = current.rpartition('"')[0].partition('"')
+    return '%s"%s.%s"' % (weak, tag, suffix)
+
+
+def _fetch(app, path):
+    """The JSON body of GET ``path`` as this request's account sees it."""
+    outer = flask.request.environ
+    for _ in range(_REDIRECTS + 1):
+        if outer.get(auth.USER_KEY) is None:
+            # Not authenticated: through the authentication middleware.
+            response = app.test_client().get(path, environ_base={
+                'REMOTE_ADDR': outer.get('REMOTE_ADDR', '')})
+        else:
+            with app.test_request_context(path, environ_base={
+                    key: outer[key] for key in _ENVIRON if key in outer}):
+                response = app.full_dispatch_request()
+        if response.status_code not in (301, 302, 307, 308):
+            break
+        path = urllib.parse.urlsplit(response.headers['Location']).path
+    if response.status_code != 200 or response.mimetype != \
+            'application/json':
+        return None
+    try:
+        return json.loads(response.get_data())
+    except ValueError:
+        return None
+
+
+def _link(value):
+    """The URI ``value`` references, when it is only a reference."""
+    if isinstance(value, dict) and list(value) == ['@odata.id']:
+        uri = value['@odata.id']
+        if isinstance(uri, str) and uri.startswith('/redfish/v1/') and \
+                '#' not in uri and uri != '/redfish/v1/$metadata':
+            return uri
+    return None
+
+
+class _Expander:
+
+    def __init__(self, app, mode):
+        self.app, self.mode, self.fetched = app, mode, 0
+
+    def _wanted(self, in_links):
+        return self.mode == '*' or (self.mode == '~') == in_links
+
+    def _resource(self, uri, levels):
+        self.fetched += 1
+        if self.fetched > MAX_EXPANDED:
+            raise messages.RedfishError(
+                'QueryParameterOutOfRange', flask.request.args['$expand'],
+                '$expand', 'at most %d resources' % MAX_EXPANDED)
+        body = _fetch(self.app, uri)
+        if body is None:
+            return None
+        self.expand(body, levels - 1)
+        return body
+
+    def _value(self, value, levels, in_links):
+        uri = _link(value)
+        if uri is not None:
+            if self._wanted(in_links):
+                return self._resource(uri, levels) or value
+            return value
+        if isinstance(value, dict):
+            self.expand(value, levels, in_links)
+        elif isinstance(value, list):
+            value[:] = [self._value(item, levels, in_links)
+                        for item in value]
+        return value
+
+    def expand(self, body, levels, in_links=False):
+        if levels <= 0:
+            return
+        for name in list(body):
+            if name.startswith('@'):
+                continue
+            body[name] = self._value(body[name], levels,
+                                     in_links or name == 'Links')
+
+
+def _select(body, paths):
+    kept = {name: value for name, value in body.items()
+            if name.startswith('@odata.')}
+    for path in paths:
+        source, target = body, kept
+        parts = path.split('/')
+        for part in parts[:-1]:
+            if not isinstance(source.get(part), dict):
+                break
+            source, target = source[part], target.setdefault(part, {})
+        else:
+            if isinstance(source, dict) and parts[-1] in source:
+                target[parts[-1]] = source[parts[-1]]
+    return kept
+
+
+def _page(body, query):
+    members = body['Members']
+    skip, top = query.get('$skip') or 0, query.get('$top')
+    end = len(members) if top is None else skip + top
+    body['Members'] = members[skip:end]
+    body.setdefault('Members@odata.count', len(members))
+    if top is not None and end < len(members):
+        args = flask.request.args.to_dict()
+        args['$skip'] = str(end)
+        body['Members@odata.nextLink'] = '%s?%s' % (
+            flask.request.path, urllib.parse.urlencode(args, safe='$'))
+
+
+def _apply(app, body, query):
+    collection = isinstance(body.get('Members'), list)
+    if query.get('only') and collection and len(body['Members']) == 1:
+        uri = _link(body['Members'][0])
+        member = _fetch(app, uri) if uri else None
+        if member is not None:
+            body, collection = member, False
+    if '$skip' in query or '$top' in query:
+        if not collection:
+            raise messages.RedfishError(
+                'QueryNotSupportedOnResource', detail='$skip and $top apply '
+                'to collections only')
+        _page(body, query)
+    if '$expand' in query:
+        mode, levels = query['$expand']
+        _Expander(app, mode).expand(body, levels)
+    if '$select' in query:
+        body = _select(body, query['$select'])
+    return body
+
+
+def after(app, response):
+    """An ``after`` handler: apply this request's query to its answer."""
+    query = _current()
+    if not query or response.status_code != 200 or \
+            response.mimetype != 'application/json':
+        return
+    try:
+        body = json.loads(response.get_data())
+    except ValueError:
+        return
+    if not isinstance(body, dict):
+        return
+    try:
+        body = _apply(app, body, query)
+    except messages.RedfishError as exc:
+        response.status_code = exc.code
+        body = messages.body(exc, exc.code)
+        response.headers.pop('ETag', None)
+    response.set_data(json.dumps(body))

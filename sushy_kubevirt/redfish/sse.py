@@ -1,0 +1,224 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The EventService's Server-Sent Events stream (``ServerSentEventUri``).
+
+Each process streams the events of its own watch cache, the ones its
+subscriptions get (:meth:`~sushy_kubevirt.events.service.EventService.
+listen`), whether or not it holds the sender Lease: each event an ``id:``
+(its ``EventId``) and a ``data:`` line (a Redfish ``Event``). A client
+that reconnects with ``Last-Event-ID`` first gets the buffered events
+after that one. ``$filter`` keeps the events matching ``MessageId``,
+``RegistryPrefix``, ``OriginResource``, ``ResourceType`` terms joined by
+``or`` (and ``and``); the stream carries only the events of Systems the
+account reaches, as checked for a subscription's owner.
+
+Bounded: at most :data:`MAX_STREAMS` streams per process (a 503 with
+``Retry-After`` beyond), a keepalive comment every :data:`KEEPALIVE`
+seconds (which also notices a client gone), and a stream whose client
+reads too slowly (:data:`QUEUE` events behind) ends, to be resumed with
+``Last-Event-ID``. Each stream holds one server thread.
+"""
+
+import atexit
+import json
+import queue
+import re
+import threading
+import types
+
+import flask
+
+from sushy_kubevirt.accounts import privileges
+from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.events import delivery
+from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import auth
+from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import eventservice
+from sushy_kubevirt.redfish import query
+
+URI = eventservice.SERVER_SENT_EVENTS
+MEDIA_TYPE = 'text/event-stream'
+#: Concurrent streams per process (``SUSHY_EMULATOR_KUBEVIRT_SSE_MAX_
+#: STREAMS`` overrides it).
+MAX_STREAMS = 16
+MAX_STREAMS_KEY = 'SUSHY_EMULATOR_KUBEVIRT_SSE_MAX_STREAMS'
+#: Seconds between keepalive comments.
+KEEPALIVE = 15.0
+#: Events waiting for a slow client before its stream ends.
+QUEUE = 1000
+_RETRY_AFTER = 5
+_TERM = re.compile(r"^\s*(\w+)\s+eq\s+(?:'([^']*)'|(\S+))\s*$")
+_PROPERTIES = ('MessageId', 'RegistryPrefix', 'OriginResource',
+               'ResourceType', 'EventFormatType', 'SubordinateResources')
+_streams = threading.BoundedSemaphore(MAX_STREAMS)
+_limit = [MAX_STREAMS]
+_limit_lock = threading.Lock()
+#: Set when the process stops: every stream ends.
+stopping = threading.Event()
+query.exempt(URI)
+atexit.register(stopping.set)
+
+
+def _bad_filter(text, detail):
+    return messages.RedfishError(
+        'QueryParameterValueFormatError', text, '$filter',
+        detail='$filter %r: %s' % (text, detail))
+
+
+def parse_filter(text):
+    """``$filter`` as a list of alternatives, each a list of terms.
+
+    A term is ``(property, value)``; an event passes when every term of
+    one alternative matches it.
+    """
+    if text is None:
+        return None
+    alternatives = []
+    for alternative in re.split(r'\s+or\s+', text.strip()):
+        terms = []
+        for term in re.split(r'\s+and\s+', alternative):
+            found = _TERM.match(term)
+            if found is None:
+                raise _bad_filter(text, "expected Property eq 'value' terms "
+                                  'joined by or/and')
+            name, value = found.group(1), found.group(2) or found.group(3)
+            if name not in _PROPERTIES:
+                raise _bad_filter(text, 'filters on %s only'
+                                  % ', '.join(_PROPERTIES))
+            terms.append((name, value))
+        alternatives.append(terms)
+    return alternatives
+
+
+def _matches(name, value, record, subordinate):
+    message_id = record['MessageId']
+    origin = record['OriginOfCondition']['@odata.id']
+    if name == 'MessageId':
+        parts = message_id.split('.')
+        return value in (message_id, '%s.%s' % (parts[0], parts[-1]))
+    if name == 'RegistryPrefix':
+        return message_id.split('.')[0] == value
+    if name == 'OriginResource':
+        return origin == value or (
+            subordinate and origin.startswith(value.rstrip('/') + '/'))
+    if name == 'ResourceType':
+        kind = 'VirtualMedia' if '/VirtualMedia/' in origin \
+            else 'ComputerSystem'
+        return kind == value
+    if name == 'EventFormatType':
+        return value == 'Event'
+    return True   # SubordinateResources: a modifier
+
+
+def wanted(alternatives, record):
+    """Whether ``record`` passes a parsed ``$filter`` (None: all do)."""
+    if alternatives is None:
+        return True
+    for terms in alternatives:
+        subordinate = ('SubordinateResources', 'true') in terms
+        if all(_matches(name, value, record, subordinate)
+               for name, value in terms):
+            return True
+    return False
+
+
+def _key(text):
+    try:
+        rv, rank = text.split('.')
+        return int(rv), int(rank)
+    except (AttributeError, ValueError):
+        return None
+
+
+def _message(record):
+    body = {'@odata.type': delivery.EVENT_TYPE, 'Id': record['EventId'],
+            'Name': 'Event', 'Context': '', 'Events': [record]}
+    return 'id: %s\ndata: %s\n\n' % (record['EventId'], json.dumps(body))
+
+
+def _acquire(app):
+    limit = int(app.config.get(MAX_STREAMS_KEY) or MAX_STREAMS)
+    global _streams
+    with _limit_lock:
+        if _limit[0] != limit:
+            _limit[0], _streams = limit, threading.BoundedSemaphore(limit)
+        streams = _streams
+    if not streams.acquire(blocking=False):
+        raise messages.RedfishError(
+            'ServiceTemporarilyUnavailable', _RETRY_AFTER, code=503,
+            headers={'Retry-After': str(_RETRY_AFTER)},
+            detail='%d event streams are open, the most this process '
+            'serves; retry in %d seconds' % (limit, _RETRY_AFTER))
+    return streams
+
+
+def _stream(service, owner, alternatives, since):
+    """The events of one stream, until the client or the process goes."""
+    events = queue.Queue(QUEUE)
+
+    def listener(key, record, where):
+        try:
+            events.put_nowait((key, record, where))
+        except queue.Full:
+            pass   # the stream ends below, the client resumes
+
+    def passes(record, where):
+        return wanted(alternatives, record) and service.reaches(owner, where)
+
+    try:
+        backlog = service.listen(listener)
+        yield ': %s\nretry: %d\n\n' % (URI, _RETRY_AFTER * 1000)
+        if since is not None:
+            for key, record, where in backlog:
+                if key > since and passes(record, where):
+                    yield _message(record)
+        while not stopping.is_set():
+            if events.full():
+                return
+            try:
+                key, record, where = events.get(timeout=KEEPALIVE)
+            except queue.Empty:
+                yield ': keepalive\n\n'
+                continue
+            if passes(record, where):
+                yield _message(record)
+    finally:
+        service.unlisten(listener)
+
+
+@base.route(URI, GET=privileges.LOGIN)
+def server_sent_events():
+    request = flask.request
+    service = eventservice.event_service_of(flask.current_app)
+    if service is None:
+        raise messages.RedfishError(
+            'ResourceNotFound', 'EventService', URI, code=404)
+    if request.headers.get('Accept') and \
+            not request.accept_mimetypes.best_match([MEDIA_TYPE]):
+        raise messages.RedfishError(
+            'GeneralError', code=406, detail='The event stream is %s; the '
+            'request accepts only %s' % (MEDIA_TYPE,
+                                         request.headers['Accept']))
+    alternatives = parse_filter(request.args.get('$filter'))
+    account = tenancy.current()
+    owner = types.SimpleNamespace(
+        owner=request.environ.get(auth.USER_KEY) or '',
+        owner_groups=account.groups if account else ())
+    since = _key(request.headers.get('Last-Event-ID'))
+    streams = _acquire(flask.current_app)
+    response = flask.Response(
+        _stream(service, owner, alternatives, since),
+        mimetype=MEDIA_TYPE, headers={'X-Accel-Buffering': 'no'})
+    response.call_on_close(streams.release)
+    return response
