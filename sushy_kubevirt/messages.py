@@ -43,6 +43,10 @@ _MESSAGES = {
         'Critical', 'The request body submitted was malformed JSON and '
         'could not be parsed by the receiving service.', 'Ensure that the '
         'request body is valid JSON and resubmit the request.'),
+    'NoOperation': (
+        'Warning', 'The request body submitted contain no data to act upon '
+        'and no changes to the resource took place.', 'Add properties in '
+        'the JSON object and resubmit the request.'),
     'PropertyUnknown': (
         'Warning', "The property %1 is not in the list of valid properties "
         "for the resource.", 'Remove the unknown property from the request '
