@@ -20,7 +20,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(
 
 project = 'sushy-kubevirt'
 copyright = '2026, sushy-kubevirt developers'
-extensions = ['bench_history']
+extensions = ['bench_history', 'sequence']
 #: The benchmark records the bench-history-table directive reads.
 bench_history = '../../benchmarks/history.jsonl'
 master_doc = 'index'

@@ -18,7 +18,11 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+# Sphinx comes with the docs environment (tox -e docs).
+pytest.importorskip('sphinx')
 EXT = ROOT / 'doc' / 'source' / '_ext'
 CONF = '''
 import sys
