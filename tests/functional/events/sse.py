@@ -13,8 +13,6 @@
 """A Server-Sent Events client over requests (``stream=True``)."""
 
 import json
-import queue
-import threading
 import time
 
 import requests
@@ -23,48 +21,43 @@ URI = '/redfish/v1/EventService/SSE'
 
 
 class Stream:
-    """An open event stream; its events are read by a thread."""
+    """An open event stream, read as :meth:`next` asks."""
 
     def __init__(self, url, session=None, **kwargs):
         kwargs.setdefault('timeout', (5, 60))
         self.response = (session or requests).get(url + URI, stream=True,
                                                   **kwargs)
-        self.events = queue.Queue()
         self.comments = 0
-        if self.response.status_code == 200:
-            threading.Thread(target=self._read, daemon=True).start()
+        self._lines = self.response.iter_lines(chunk_size=None,
+                                               decode_unicode=True)
 
-    def _read(self):
+    def _events(self, deadline):
+        """Events as field dicts; stops at the line after ``deadline``.
+
+        The server sends a keepalive comment at least every few seconds,
+        so a line arrives to check the deadline against.
+        """
         fields = {}
-        try:
-            for line in self.response.iter_lines(chunk_size=None,
-                                                 decode_unicode=True):
-                if not line:
-                    if 'data' in fields:
-                        self.events.put(fields)
-                    fields = {}
-                elif line.startswith(':'):
-                    self.comments += 1
-                else:
-                    name, _, value = line.partition(':')
-                    fields[name] = value[1:] if value[:1] == ' ' else value
-        except (requests.RequestException, AttributeError, ValueError):
-            pass   # closed
+        for line in self._lines:
+            if time.monotonic() > deadline:
+                return
+            if not line:
+                if 'data' in fields:
+                    yield fields
+                fields = {}
+            elif line.startswith(':'):
+                self.comments += 1
+            else:
+                name, _, value = line.partition(':')
+                fields[name] = value[1:] if value[:1] == ' ' else value
 
     def next(self, predicate=lambda event: True, timeout=20.0):
         """``(id, Event body)`` of the next event whose record passes."""
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError('no matching event in %ss' % timeout)
-            try:
-                fields = self.events.get(timeout=left)
-            except queue.Empty:
-                continue
+        for fields in self._events(time.monotonic() + timeout):
             body = json.loads(fields['data'])
             if predicate(body['Events'][0]):
                 return fields.get('id'), body
+        raise AssertionError('no matching event in %ss' % timeout)
 
     def close(self):
         self.response.close()

@@ -100,3 +100,17 @@ def test_streams_are_bounded(emulator, monkeypatch):
         stream.close()
         return stream.response.status_code == 200
     harness.wait_until(opened, 20, 0.2, 'a free stream slot')
+
+
+def test_gunicorn_worker_streams_its_events(sim, config_file, tmp_path):
+    process = harness.emulator_process('gunicorn', config_file, tmp_path)
+    process.start()
+    try:
+        url = process.wait_ready().url
+        path = conftest.system_path(sim, 'vm-00003')
+        with sse.Stream(url) as stream:
+            assert stream.response.status_code == 200
+            conftest.reset(url, path, 'On')
+            stream.next(sse.about(path, 'ResourcePoweredOn'))
+    finally:
+        process.stop()
