@@ -64,6 +64,7 @@ from sushy_kubevirt.redfish import chassis
 from sushy_kubevirt.redfish import etags
 from sushy_kubevirt.redfish import eventservice
 from sushy_kubevirt.redfish import health
+from sushy_kubevirt.redfish import logservices
 from sushy_kubevirt.redfish import managers
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import metrics
@@ -85,8 +86,8 @@ _HOOKED = '_sushy_kubevirt_hooked'
 _MODULES = {'main': main, 'api_utils': api_utils}
 #: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
 #: imported so that the blueprint has them when it is registered.
-ROUTE_MODULES = (accountservice, bios, eventservice, health, memory, metrics,
-                 odata, sessions, sse)
+ROUTE_MODULES = (accountservice, bios, eventservice, health, logservices,
+                 memory, metrics, odata, sessions, sse)
 
 LOGIN = privileges.READ
 COMPONENT = privileges.COMPONENT
@@ -144,8 +145,9 @@ EXTENSION_POINTS = (
               'is named in @Message.ExtendedInfo',
               after=systems.collection_body),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>', LOGIN,
-              'the BootSourceOverrideEnabled of the driver, HealthRollup',
-              after=systems.system_body),
+              'the BootSourceOverrideEnabled of the driver, HealthRollup; '
+              'LogServices',
+              after=(systems.system_body, logservices.system_link)),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>',
               {'PATCH': privileges.CONFIGURE_COMPONENTS}, 'validated, then '
               'applied by the driver with the override passed as an '
@@ -220,8 +222,9 @@ EXTENSION_POINTS = (
               'read-only flags', before=bios.serve_registry),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
               LOGIN, "ServiceEntryPointUUID is the service root's UUID; "
-              'ManagerForChassis names the Chassis holding its System',
-              after=managers.manager_body),
+              'ManagerForChassis names the Chassis holding its System; '
+              'LogServices',
+              after=(managers.manager_body, logservices.manager_link)),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
               {'PATCH': privileges.CONFIGURE_MANAGER}, 'outside the full '
               'feature set: 405 with Allow (sushy-tools raises an error '

@@ -35,6 +35,7 @@ import logging
 import threading
 import time
 
+from sushy_kubevirt.accounts import securitylog
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 
@@ -158,6 +159,12 @@ class Lockout:
                 self._write(user, lambda old: None)
             return True
         self._write(user, lambda old: self._failed(old, now))
+        if self._copy and self._locked(self._copy[2].get(user), now):
+            securitylog.note(self.cluster, self.namespace,
+                             'AccountLockedOut', 'Account %r locked for %d '
+                             's after %d failed logins' % (
+                                 user[:64], self.policy.duration,
+                                 self.policy.threshold))
         return False
 
     def _write(self, user, change):

@@ -21,7 +21,9 @@ import threading
 
 from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.accounts import secretwatch
+from sushy_kubevirt.accounts import securitylog
 from sushy_kubevirt.drivers import afterboot
+from sushy_kubevirt.drivers import logs
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import orphans
 from sushy_kubevirt.events import service
@@ -44,7 +46,8 @@ def shared(settings, datavolumes, logger):
         stale = [_clusters.pop(k) for k in list(_clusters) if k != key]
         if key not in _clusters:
             made = cluster.Cluster(settings, datavolumes=datavolumes,
-                                   indexers=lookup.INDEXERS)
+                                   indexers=lookup.INDEXERS,
+                                   events=logs.EVENTS)
             for handler in afterboot.handlers(made, logger):
                 made.add_vmi_handler(handler)
             collector = datavolumes and orphans.factory(
@@ -66,6 +69,7 @@ def stop():
     service.stop_services()
     secretaccounts.stop()
     secretwatch.stop()
+    securitylog.stop()
     with _clusters_lock:
         clusters = list(_clusters.values())
         _clusters.clear()

@@ -31,11 +31,13 @@ was made forbidden, not one permission withdrawn.
 """
 
 import contextlib
+import dataclasses
 import functools
 import logging
 import os
 import threading
 import time
+import typing
 
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import accounting
@@ -53,6 +55,25 @@ LOG = logging.getLogger(__name__)
 
 #: Seconds between two checks of a namespace found missing, while read.
 NAMESPACE_RECHECK = 5.0
+
+
+#: Seconds a read of the Events waits for their first list.
+EVENTS_SYNC_WAIT = 5.0
+
+
+@dataclasses.dataclass(frozen=True)
+class EventsCache:
+    """Which core Events a Cluster caches, and how.
+
+    :param keep: ``fn(event)``: whether to cache it (fixed over its life).
+    :param transform: ``fn(event)``: what of it to cache.
+    :param indexers: ``{index: fn(event) -> values}`` (:meth:`Cluster.
+        events`).
+    """
+
+    keep: typing.Callable
+    transform: typing.Callable
+    indexers: dict
 
 
 def _tagged(fn, plural, kind, obj):
@@ -99,13 +120,16 @@ class Cluster:
 
     :param indexers: indexes of the cached VMs, ``{index: fn(vm) ->
         values}``, for :meth:`find_vms`.
+    :param events: watch the core Events too: an :class:`EventsCache`
+        saying which to keep, how and their indexes (:meth:`events`).
     :param timings: :class:`sushy_kubevirt.kube.reflector.Timings` (tests).
     """
 
     def __init__(self, settings, datavolumes=False, indexers=None,
-                 timings=None):
+                 timings=None, events=None):
         self.settings = settings
         self.datavolumes = datavolumes
+        self.events_cache = events
         self.indexers = dict(indexers or {})
         self.timings = timings
         self.accounting = accounting.Accounting()
@@ -135,10 +159,21 @@ class Cluster:
             return None
         return lambda obj: self._owned(obj['metadata'].get('namespace'))
 
+    def _keep_event(self):
+        """The Events informers' filter: the caller's and the shard's."""
+        shard, wanted = self._keep(), self.events_cache.keep
+        if shard is None:
+            return wanted
+        return lambda obj: shard(obj) and wanted(obj)
+
     @property
     def _resources(self):
         kinds = [resources.VM, resources.VMI]
-        return kinds + [resources.DATAVOLUME] if self.datavolumes else kinds
+        if self.datavolumes:
+            kinds.append(resources.DATAVOLUME)
+        if self.events_cache is not None:
+            kinds.append(resources.EVENT)
+        return kinds
 
     def _make_api(self, watches=0):
         return api.Api(
@@ -159,14 +194,19 @@ class Cluster:
         for resource in self._resources:
             is_vm = resource is resources.VM
             selector = self.settings.label_selector if is_vm else None
+            is_event = resource is resources.EVENT
             for namespace in self._scopes:
                 cache = informer.Informer(
                     live, resource, events, namespace,
                     label_selector=selector,
-                    indexers=vms.indices if is_vm else None,
+                    indexers=vms.indices if is_vm else
+                    self.events_cache.indexers if is_event else None,
                     on_replace=self._on_vm_list(running, namespace)
                     if is_vm and namespace else None,
-                    timings=self.timings, keep=self._keep())
+                    timings=self.timings,
+                    keep=self._keep_event() if is_event else self._keep(),
+                    transform=self.events_cache.transform if is_event
+                    else informer.strip)
                 informers[resource.plural, namespace] = cache
                 listers[resource.plural, namespace] = lister.Lister(
                     cache, live, self.accounting, selector)
@@ -290,8 +330,8 @@ class Cluster:
         result = []
         for scope in self._scopes:
             refused = any(reader.refusal() is not None
-                          for (_, ns), reader in running.listers.items()
-                          if ns == scope)
+                          for (plural, ns), reader in running.listers.items()
+                          if ns == scope and plural != resources.EVENT.plural)
             reason = 'forbidden' if refused else \
                 'missing' if scope in running.missing else ''
             result.append((scope or '', reason))
@@ -608,6 +648,36 @@ class Cluster:
 
     def get_vm(self, namespace, name):
         return self._get(resources.VM, namespace, name)
+
+    def events(self, namespace, index, value):
+        """The cached Events of ``namespace`` whose ``index`` has ``value``.
+
+        No API call; ``namespace`` must be served.
+
+        :raises apierrors.Unavailable: the Events are not watched, or
+            their cache has not synced within :data:`EVENTS_SYNC_WAIT`
+            seconds or cannot be read (the server refuses it).
+        """
+        if self.events_cache is None or not self._served(namespace):
+            raise apierrors.Unavailable('the Events of %s are not watched'
+                                        % namespace)
+        cache = self._informer(resources.EVENT, namespace)
+        if cache.refusal() is not None or \
+                not cache.wait_for_sync(EVENTS_SYNC_WAIT) or \
+                cache.refusal() is not None:
+            raise apierrors.Unavailable('the Events of namespace %s cannot '
+                                        'be read' % namespace)
+        self.accounting.cache('list', resources.EVENT.plural)
+        return [e for e in cache.by_index(index, value)
+                if e['metadata'].get('namespace') == namespace]
+
+    def create_event(self, namespace, body):
+        """POST a core Event; the created Event is overlaid on the cache."""
+        made = self._run().api.create(resources.EVENT, namespace, body)
+        if self.events_cache is not None and self._served(namespace) and \
+                self.events_cache.keep(made):
+            self._informer(resources.EVENT, namespace).note_write(made)
+        return made
 
     def find_vms(self, index, value):
         """Served VMs whose ``index`` (see ``indexers``) yields ``value``.

@@ -60,4 +60,5 @@ VMI_ACTIONS = Resource('subresources.kubevirt.io', 'v1',
                        'virtualmachineinstances')
 NAMESPACE = Resource('', 'v1', 'namespaces', namespaced=False)
 SECRET = Resource('', 'v1', 'secrets')
+EVENT = Resource('', 'v1', 'events')
 LEASE = Resource('coordination.k8s.io', 'v1', 'leases')

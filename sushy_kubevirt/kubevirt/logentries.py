@@ -65,6 +65,11 @@ def slim(event):
     return body
 
 
+def about_system(event):
+    """Whether ``event`` may be a System's: about a kind of :data:`KINDS`."""
+    return (event.get('involvedObject') or {}).get('kind') in KINDS
+
+
 def involved_key(event):
     """``[namespace/name]`` of the Event's involved object (the index)."""
     involved = event.get('involvedObject') or {}

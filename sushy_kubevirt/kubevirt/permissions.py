@@ -23,6 +23,7 @@ same to the VirtualMachine.
 * InsertMedia: ``create datavolumes`` (``cdi.kubevirt.io``) and ``patch
   virtualmachines``; EjectMedia: ``delete datavolumes`` and ``patch
   virtualmachines``;
+* ClearLog: ``create events`` (core), the marker it writes;
 * every other change (boot override, SecureBoot, BIOS, IndicatorLED, a
   tray's VerifyCertificate): ``patch virtualmachines``.
 
@@ -79,6 +80,8 @@ def needs(method, rule, body, namespace, name):
         return [_attributes(namespace, 'update', ACTIONS, VMS, name, sub)
                 for sub in RESETS.get(reset, ())] or [
             _attributes(namespace, 'get', VIRT, VMS, name)]
+    if action == 'LogService.ClearLog':
+        return [_attributes(namespace, 'create', '', 'events')]
     patch = _attributes(namespace, 'patch', VIRT, VMS, name)
     if action in _MEDIA:
         return [_attributes(namespace, _MEDIA[action], CDI, 'datavolumes'),

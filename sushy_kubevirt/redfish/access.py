@@ -41,6 +41,7 @@ from sushy_tools import error
 from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
+from sushy_kubevirt.accounts import securitylog
 from sushy_kubevirt.accounts import tenancy
 from sushy_kubevirt.kubevirt import permissions
 from sushy_kubevirt import messages
@@ -96,6 +97,13 @@ def _refuse(app, account, what):
     request = flask.request
     app.logger.info('Refused %s %s to %r (%s): needs %s', request.method,
                     request.path, account.name, account.role, what)
+    systems = base.systems_driver(app, 'sessions')
+    store = systems.sessions() if systems is not None else None
+    if store is not None:
+        securitylog.note(store.cluster, store.namespace, 'PrivilegeRefused',
+                         'Refused %s %s to %s (%s): needs %s' % (
+                             request.method, request.path, account.name,
+                             account.role, what))
     raise messages.RedfishError(
         'InsufficientPrivilege', code=403,
         detail='%s (%s) may not do this: it needs %s'

@@ -61,6 +61,7 @@ from werkzeug import wrappers
 from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import secretaccounts
+from sushy_kubevirt.accounts import securitylog
 from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
@@ -235,11 +236,16 @@ class Middleware(main.RedfishAuthMiddleware):
                             args=(wait,), headers={
                                 'Retry-After': str(wait)})(
                 environ, start_response)
+        who = None if login else presented(environ)
         refusal = None if login else self._authenticate(
             environ, auth_file, store)
         if refusal is not None:
             if refusal.status_code == 401:
                 limiter.failed(client)
+                if who:
+                    securitylog.note(store.cluster, store.namespace,
+                                     'LoginFailed', 'Refused %s from %s'
+                                     % (who, client or 'unknown'))
             return refusal(environ, start_response)
 
         def start(status, headers, exc_info=None):
@@ -304,6 +310,22 @@ class Middleware(main.RedfishAuthMiddleware):
                             args=(1,), headers={'Retry-After': '1'})
         environ['HTTP_X_USER'] = environ[USER_KEY] = user
         return None
+
+
+def presented(environ):
+    """Whose credentials a request presents, for the security log.
+
+    None without any (a client probing is not a refused login).
+    """
+    if environ.get('HTTP_X_AUTH_TOKEN'):
+        return 'a session token'
+    header = environ.get('HTTP_AUTHORIZATION')
+    if header is None:
+        return None
+    credentials = basic_credentials(header)
+    if credentials is None:
+        return 'a malformed Authorization header'
+    return 'the credentials of user %r' % credentials[0][:64]
 
 
 def check(auth_file, accounts, user, password, lockout=None):

@@ -26,6 +26,7 @@ from sushy_tools import error
 
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
+from sushy_kubevirt.accounts import securitylog
 from sushy_kubevirt import errormap
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import access
@@ -93,7 +94,11 @@ def session_service():
                                  root.SESSIONS))
 
 
-def _refused(detail):
+def _refused(store, detail, user):
+    securitylog.note(store.cluster, store.namespace, 'LoginFailed',
+                     'Login refused for user %r from %s: %s' % (
+                         str(user)[:64], flask.request.remote_addr or
+                         'unknown', detail))
     return messages.RedfishError('NoValidSession', code=401, detail=detail,
                                  headers={'WWW-Authenticate': auth.CHALLENGE})
 
@@ -118,16 +123,20 @@ def _login(store):
         account = auth.bearer(accounts, secret)
         if account is None:
             app.logger.info('Login refused: not a valid bearer token')
-            raise _refused('Incorrect user name or password')
+            raise _refused(store, 'Incorrect user name or password', user)
         user, groups = account.name, account.groups
     elif not auth.check(auth_file, accounts, user, secret, store.lockout):
         app.logger.info('Login refused for user %r', user)
-        raise _refused('Incorrect user name or password')
+        raise _refused(store, 'Incorrect user name or password', user)
     elif auth_file and access.account_of(app, user) is None:
         app.logger.info('Login refused for user %r: no role', user)
-        raise _refused('User %s has no role here' % user)
+        raise _refused(store, 'User %s has no role here' % user, user)
     session, token = store.create(user, groups)
     app.logger.info('Session %s created for user %r', session.id, user)
+    securitylog.note(store.cluster, store.namespace, 'SessionCreated',
+                     'User %r logged in from %s (session %s)' % (
+                         user, flask.request.remote_addr or 'unknown',
+                         session.id))
     location = '%s/%s' % (root.SESSIONS, session.id)
     response = flask.jsonify(resource(session, root.SESSIONS))
     response.status_code = 201

@@ -128,7 +128,8 @@ def test_changed_settings_stop_the_old_cluster(monkeypatch):
     made = []
 
     class Recording:
-        def __init__(self, settings, datavolumes=False, indexers=None):
+        def __init__(self, settings, datavolumes=False, indexers=None,
+                     events=None):
             self.settings, self.stopped = settings, False
             made.append(self)
 

@@ -65,3 +65,11 @@ def test_reach_is_listing_the_vms():
     assert permissions.reach('lab') == {
         'namespace': 'lab', 'verb': 'list', 'group': 'kubevirt.io',
         'resource': 'virtualmachines'}
+
+
+def test_clear_log_needs_creating_events():
+    assert needs('POST', '/LogServices/<log_id>/Actions/'
+                 'LogService.ClearLog') == [
+        ('create', '', 'events', None, None)]
+    assert needs('GET', '/LogServices/<log_id>/Entries') == [
+        ('get', 'kubevirt.io', 'virtualmachines', None, 'vm-1')]
