@@ -145,6 +145,8 @@ class Events:
     max_subscriptions: int = 100
     #: Threads of a process that POST events (to every subscription).
     workers: int = 8
+    #: Server-Sent Event streams one process serves at once.
+    sse_streams: int = 16
     #: Lease duration: a sender silent this long is replaced.
     lease_duration: float = 15.0
     #: Seconds between two renewals (and checkpoints) of the Lease; less
@@ -361,6 +363,7 @@ def _events(config):
         buffer_size=number('buffer_size', int),
         max_subscriptions=number('max_subscriptions', int),
         workers=number('workers', int),
+        sse_streams=number('sse_streams', int),
         lease_duration=number('lease_duration'),
         renew_period=number('renew_period'),
         allowed_hosts=_hosts(config, key('allowed_hosts')),

@@ -22,7 +22,8 @@ after that one. ``$filter`` keeps the events matching ``MessageId``,
 ``or`` (and ``and``); the stream carries only the events of Systems the
 account reaches, as checked for a subscription's owner.
 
-Bounded: at most :data:`MAX_STREAMS` streams per process (a 503 with
+Bounded: at most ``SUSHY_EMULATOR_KUBEVIRT_EVENTS_SSE_STREAMS`` streams
+per process (a 503 with
 ``Retry-After`` beyond), a keepalive comment every :data:`KEEPALIVE`
 seconds (which also notices a client gone), and a stream whose client
 reads too slowly (:data:`QUEUE` events behind) ends, to be resumed with
@@ -49,10 +50,6 @@ from sushy_kubevirt.redfish import query
 
 URI = eventservice.SERVER_SENT_EVENTS
 MEDIA_TYPE = 'text/event-stream'
-#: Concurrent streams per process (``SUSHY_EMULATOR_KUBEVIRT_SSE_MAX_
-#: STREAMS`` overrides it).
-MAX_STREAMS = 16
-MAX_STREAMS_KEY = 'SUSHY_EMULATOR_KUBEVIRT_SSE_MAX_STREAMS'
 #: Seconds between keepalive comments.
 KEEPALIVE = 15.0
 #: Events waiting for a slow client before its stream ends.
@@ -61,9 +58,8 @@ _RETRY_AFTER = 5
 _TERM = re.compile(r"^\s*(\w+)\s+eq\s+(?:'([^']*)'|(\S+))\s*$")
 _PROPERTIES = ('MessageId', 'RegistryPrefix', 'OriginResource',
                'ResourceType', 'EventFormatType', 'SubordinateResources')
-_streams = threading.BoundedSemaphore(MAX_STREAMS)
-_limit = [MAX_STREAMS]
-_limit_lock = threading.Lock()
+_streams = {}
+_streams_lock = threading.Lock()
 #: Set when the process stops: every stream ends.
 stopping = threading.Event()
 query.exempt(URI)
@@ -147,13 +143,11 @@ def _message(record):
     return 'id: %s\ndata: %s\n\n' % (record['EventId'], json.dumps(body))
 
 
-def _acquire(app):
-    limit = int(app.config.get(MAX_STREAMS_KEY) or MAX_STREAMS)
-    global _streams
-    with _limit_lock:
-        if _limit[0] != limit:
-            _limit[0], _streams = limit, threading.BoundedSemaphore(limit)
-        streams = _streams
+def _acquire(limit):
+    """A slot of the ``limit`` streams this process serves, else a 503."""
+    with _streams_lock:
+        streams = _streams.setdefault(limit,
+                                      threading.BoundedSemaphore(limit))
     if not streams.acquire(blocking=False):
         raise messages.RedfishError(
             'ServiceTemporarilyUnavailable', _RETRY_AFTER, code=503,
@@ -216,7 +210,7 @@ def server_sent_events():
         owner=request.environ.get(auth.USER_KEY) or '',
         owner_groups=account.groups if account else ())
     since = _key(request.headers.get('Last-Event-ID'))
-    streams = _acquire(flask.current_app)
+    streams = _acquire(service.settings.sse_streams)
     response = flask.Response(
         _stream(service, owner, alternatives, since),
         mimetype=MEDIA_TYPE, headers={'X-Accel-Buffering': 'no'})

@@ -12,6 +12,8 @@
 
 """The EventService's Server-Sent Events stream, over real HTTP."""
 
+import dataclasses
+
 import pytest
 import requests
 from sushy_tools.emulator import main
@@ -19,6 +21,7 @@ from tests.functional.emulator import harness
 from tests.functional.events import conftest
 from tests.functional.events import sse
 
+from sushy_kubevirt.redfish import eventservice
 from sushy_kubevirt.redfish import sse as ssemod
 
 
@@ -85,7 +88,9 @@ def test_bad_filter_and_accept_are_errors(emulator):
 
 
 def test_streams_are_bounded(emulator, monkeypatch):
-    monkeypatch.setitem(main.app.config, ssemod.MAX_STREAMS_KEY, 1)
+    service = eventservice.event_service_of(main.app)
+    monkeypatch.setattr(service, 'settings', dataclasses.replace(
+        service.settings, sse_streams=1))
     with sse.Stream(emulator.url) as first:
         assert first.response.status_code == 200
         refused = requests.get(emulator.url + sse.URI, timeout=10)
