@@ -122,7 +122,9 @@ def crd_schema_dir():
         REPO_ROOT, '..', 'shared', 'reference', 'crd-schemas')
     if os.path.isdir(path):
         return os.path.abspath(path)
-    reason = 'no CRD schema directory at %s (set $%s)' % (path, schemas.ENV)
+    reason = ('no CRD schema directory at %s: set $%s to one (see '
+              'doc/source/simulator.rst, "Schemas and CSDL files")'
+              % (path, schemas.ENV))
     if os.environ.get('CI', '').lower() == 'true':
         pytest.fail(reason)
     pytest.skip(reason)
