@@ -120,6 +120,26 @@ def final_stage():
     return max(s for s, _, _ in instructions())
 
 
+def expand(text, args):
+    """``${NAME}`` and ``${NAME:+word}`` of ``args``, innermost first."""
+    def value(match):
+        name, word = match.groups()
+        if word is None:
+            return args.get(name, '')
+        return word if args.get(name) else ''
+    pattern = re.compile(r'\$\{(\w+)(?::\+([^{}]*))?\}')
+    while pattern.search(text):
+        text = pattern.sub(value, text, count=1)
+    return text
+
+
+def base_image(**build_args):
+    """The FROM image of each stage, with the global ARGs' defaults."""
+    args = dict(item.partition('=')[::2] for item in of('ARG', -1))
+    args.update(build_args)
+    return [expand(image.split()[0], args) for image in of('FROM')]
+
+
 def load_yaml(path):
     return [doc for doc in yaml.safe_load_all(path.read_text()) if doc]
 
@@ -144,11 +164,15 @@ def container(objects):
 
 
 def test_recipe_shape():
-    froms = of('FROM')
+    froms = base_image()
     assert len(froms) == 2
     for image in froms:
-        assert fnmatch.fnmatch(image.split()[0],
-                               'docker.io/library/python:3.*-slim'), image
+        assert fnmatch.fnmatch(image, 'docker.io/library/python:3.*-slim'), \
+            image
+    # --build-arg PYTHON_DIGEST pins both stages by digest.
+    digest = 'sha256:' + '0' * 64
+    assert base_image(PYTHON_DIGEST=digest) == [
+        image + '@' + digest for image in froms]
     last = final_stage()
     [user] = of('USER', last)
     uid, _, gid = user.partition(':')
@@ -219,6 +243,24 @@ def image_root(tmp_path_factory):
                               stderr=subprocess.STDOUT, text=True)
         assert done.returncode == 0, done.stdout[-4000:]
     return root
+
+
+def test_recipe_installs_the_pinned_versions(image_root):
+    """Every distribution installed is in the constraints, at its pin."""
+    pins = {}
+    for line in (REPO / 'etc' / 'container' /
+                 'constraints.txt').read_text().splitlines():
+        if line and not line.startswith('#'):
+            name, _, pinned = line.partition('==')
+            pins[name.lower().replace('_', '-')] = pinned
+    frozen = subprocess.run(
+        [str(image_root / 'opt' / 'sushy-kubevirt' / 'bin' / 'pip'),
+         'freeze', '--exclude', 'sushy-kubevirt'], check=True, timeout=120,
+        stdout=subprocess.PIPE, text=True).stdout.split()
+    assert len(frozen) > 10
+    for line in frozen:
+        name, _, installed = line.partition('==')
+        assert pins.get(name.lower().replace('_', '-')) == installed, line
 
 
 def test_recipe_installs_and_starts(image_root, tmp_path):
