@@ -15,9 +15,15 @@
 #   stackenv.sh stack|unstack|clean
 # runs the phases of that mode as stack.sh/unstack.sh/clean.sh do, each
 # first for a stand-in of Ironic's plugin (its Redfish emulator part), then
-# for devstack/plugin.sh, sourced in one shell. devstack's helpers are
-# stubbed below; "systemd" units are background processes (pid files in
-# $STACK_ROOT/run), so services really run, on 127.0.0.1 only.
+# for devstack/plugin.sh, sourced in one shell. devstack's functions are
+# modelled below on functions-common: enable_service and disable_service
+# only edit ENABLED_SERVICES; run_process writes a devstack@NAME.service
+# unit file and calls "systemctl enable" and "systemctl start";
+# stop_process calls "systemctl stop" and "disable" on an enabled unit;
+# start_service, stop_service and restart_service call systemctl on the
+# unit named. systemctl is the stand-in of ./bin (first on PATH, where
+# devstack's start_service calls /bin/systemctl), which records its calls
+# and runs a unit's ExecStart as a background process, on 127.0.0.1 only.
 #
 # Input (environment): STACK_ROOT (a scratch directory), PLUGIN_REPO,
 # STACK_VENV (the Python environment with sushy-tools), HOST_IP,
@@ -27,16 +33,17 @@ set -o errexit
 
 MODE=$1
 
-# --- stubbed devstack helpers ---------------------------------------------
+# --- devstack's functions, modelled ----------------------------------------
+export STACK_ROOT
+export SYSTEMD_DIR=$STACK_ROOT/systemd
+export PATH=$(cd $(dirname ${BASH_SOURCE[0]}) && pwd)/bin:$PATH
 CALLS=$STACK_ROOT/calls.log
-RUN=$STACK_ROOT/run
-SYSTEMD_DIR=$STACK_ROOT/systemd
-mkdir -p $RUN $SYSTEMD_DIR
-SYSTEMCTL=stub_systemctl
+mkdir -p $STACK_ROOT/run $SYSTEMD_DIR
+SYSTEMCTL="sudo systemctl"
 ENABLED_SERVICES=${ENABLED_SERVICES:-ir-api,ir-cond}
+DISABLED_SERVICES=""
 
 function _call { echo "$*" >> $CALLS; }
-function stub_systemctl { _call "systemctl $*"; }
 function echo_summary { echo "summary: $*"; }
 function warn { echo "WARNING: ${*:2}" >&2; }
 function die { echo "ERROR: ${*:2}" >&2; exit 1; }
@@ -57,41 +64,62 @@ function is_service_enabled {
     return 1
 }
 function enable_service {
-    _call "enable_service $*"
-    is_service_enabled $1 || ENABLED_SERVICES+=,$1
+    local name
+    for name in "$@"; do
+        if [[ ,$DISABLED_SERVICES, == *,$name,* ]]; then
+            warn $LINENO "Attempt to enable_service $name when it has been disabled"
+            continue
+        fi
+        is_service_enabled $name || ENABLED_SERVICES+=,$name
+    done
 }
 function disable_service {
-    _call "disable_service $*"
-    ENABLED_SERVICES=$(echo ",$ENABLED_SERVICES," | sed "s/,$1,/,/;s/^,//;s/,$//")
+    local name
+    for name in "$@"; do
+        DISABLED_SERVICES+=,$name
+        ENABLED_SERVICES=$(echo ",$ENABLED_SERVICES," |
+            sed "s/,$name,/,/;s/^,//;s/,$//")
+    done
 }
 function setup_develop { _call "setup_develop $* VIRTUAL_ENV=${VIRTUAL_ENV:-}"; }
 function pip_install { _call "pip_install $*"; }
 function write_user_unit_file {
-    _call "write_user_unit_file $1"
-    echo "$2" > $SYSTEMD_DIR/$1
+    local service=$1 command="$2" group=$3 user=$4
+    {
+        echo "[Unit]"
+        echo "Description = Devstack $service"
+        echo "[Service]"
+        echo "Environment = \"PATH=$PATH\""
+        echo "User = $user"
+        echo "ExecStart = $command"
+        echo "KillMode = process"
+        echo "TimeoutStopSec = 300"
+        [[ -n "$group" ]] && echo "Group = $group"
+        echo "[Install]"
+        echo "WantedBy = multi-user.target"
+    } > $SYSTEMD_DIR/$service
+    $SYSTEMCTL daemon-reload
 }
-function start_service {
-    _call "start_service $1"
-    local log=$STACK_ROOT/$1.log
-    # Each service is a session leader, so stop_service ends its children.
-    TMPDIR=$STACK_ROOT/tmp setsid bash -c "exec $(cat $SYSTEMD_DIR/$1)" \
-        >>$log 2>&1 < /dev/null &
-    echo $! > $RUN/$1.pid
+function run_process {
+    local name=$1 command="$2" group=$3 user=${4:-$STACK_USER}
+    is_service_enabled $name || return 0
+    [[ "$command" =~ sudo ]] && die $LINENO "run_process with sudo"
+    [[ "$command" =~ ^/ ]] || die $LINENO "not an absolute path: $command"
+    write_user_unit_file devstack@$name.service "$command" "$group" "$user"
+    $SYSTEMCTL enable devstack@$name.service
+    $SYSTEMCTL start devstack@$name.service
 }
-function stop_service {
-    _call "stop_service $1"
-    local pid_file=$RUN/$1.pid i
-    [[ -f $pid_file ]] || return 0
-    local pid=$(cat $pid_file)
-    kill -TERM -- -$pid 2>/dev/null || true
-    for i in $(seq 100); do
-        kill -0 $pid 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -KILL -- -$pid 2>/dev/null || true
-    rm -f $pid_file
+function stop_process {
+    local name=$1
+    is_service_enabled $name || return 0
+    if $SYSTEMCTL is-enabled devstack@$name.service; then
+        $SYSTEMCTL stop devstack@$name.service
+        $SYSTEMCTL disable devstack@$name.service
+    fi
 }
-function restart_service { stop_service $1; start_service $1; }
+function start_service { sudo systemctl start $1; }
+function stop_service { sudo systemctl stop $1; }
+function restart_service { sudo systemctl restart $1; }
 function wait_for_service {
     _call "wait_for_service $*"
     timeout $1 bash -c "until curl -s -o /dev/null -f $2; do sleep 0.2; done"
@@ -160,18 +188,28 @@ CONF
 # --- stack.sh / unstack.sh / clean.sh --------------------------------------
 source $DEST/sushy-kubevirt/devstack/settings
 
-case $MODE in
-stack) PHASES="pre-install install post-config extra test-config" ;;
-*) PHASES="" ;;
-esac
+function run_mode {
+    local mode=$1 phase
+    case $mode in
+    stack)
+        for phase in pre-install install post-config extra test-config; do
+            ironic_phase stack $phase
+            source $DEST/sushy-kubevirt/devstack/plugin.sh stack $phase
+        done ;;
+    *)
+        ironic_phase $mode
+        source $DEST/sushy-kubevirt/devstack/plugin.sh $mode ;;
+    esac
+}
 
-if [[ -n "$PHASES" ]]; then
-    for phase in $PHASES; do
-        ironic_phase stack $phase
-        source $DEST/sushy-kubevirt/devstack/plugin.sh stack $phase
-    done
+if [[ $MODE == clean ]]; then
+    # clean.sh: unstack.sh first, the clean phase, then the unit files.
+    run_mode unstack
+    run_mode clean
+    find $SYSTEMD_DIR -type f -name '*devstack@*service' -delete
+    $SYSTEMCTL daemon-reload
 else
-    ironic_phase $MODE
-    source $DEST/sushy-kubevirt/devstack/plugin.sh $MODE
+    run_mode $MODE
 fi
+echo "ENABLED_SERVICES=$ENABLED_SERVICES"
 echo "$MODE done"

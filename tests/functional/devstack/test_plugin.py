@@ -14,10 +14,12 @@
 
 ``stackenv.sh`` runs stack.sh's phases for a stand-in of Ironic's plugin
 (gunicorn unit, emulator config, enroll_nodes' reading of the MACs file)
-and for ``devstack/plugin.sh``; its services (the simulator, the gunicorn
-emulator) really run, on 127.0.0.1. The checks read the emulator over
-Redfish with sushy (as Ironic does) and the cluster with the official
-kubernetes client (the independent oracle).
+and for ``devstack/plugin.sh``, with devstack's service functions
+modelled (``run_process`` writes a unit and calls ``systemctl``); the
+stand-in ``systemctl`` records its calls and really runs the units (the
+simulator, the gunicorn emulator), on 127.0.0.1. The checks read the
+emulator over Redfish with sushy (as Ironic does) and the cluster with
+the official kubernetes client (the independent oracle).
 """
 
 import os
@@ -71,8 +73,9 @@ def gone(pid):
 class Stack:
     """What the stacked stand-in left: paths, URLs, enrollment."""
 
-    def __init__(self, root, port, local_conf):
+    def __init__(self, root, port, local_conf, output):
         self.root = root
+        self.output = output
         self.local_conf = local_conf
         self.url = 'http://127.0.0.1:%d' % port
         self.conf = root / 'etc/ironic/redfish/emulator.conf'
@@ -111,23 +114,51 @@ def stack(tmp_path_factory):
     try:
         done = run_stack(root, 'stack', **local_conf)
         assert done.returncode == 0, done.stdout
-        yield Stack(root, port, local_conf)
+        yield Stack(root, port, local_conf, done.stdout)
     finally:
         run_stack(root, 'unstack', **local_conf)  # unstack.sh reads it too
         kill_leftovers(root)
+
+
+SIMULATOR = 'devstack@sushy-kubevirt-simulator.service'
+EMULATOR = 'devstack@redfish-emulator.service'
+
+
+def systemctl(root, *args):
+    """The stand-in systemctl on the stack's units: (code, output)."""
+    done = subprocess.run(
+        [str(STACKENV.with_name('bin') / 'systemctl')] + list(args),
+        env=dict(os.environ, STACK_ROOT=str(root),
+                 SYSTEMD_DIR=str(root / 'systemd')),
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+        timeout=30)
+    return done.returncode, done.stdout.strip()
 
 
 def test_phases_and_services(stack):
     calls = (stack.root / 'calls.log').read_text().splitlines()
     assert ('setup_develop %s/opt/sushy-kubevirt VIRTUAL_ENV=%s'
             % (stack.root, sys.prefix)) in calls
-    emulator = 'devstack@redfish-emulator.service'
-    # Ironic started it with its config; the plugin restarted it with ours.
-    assert calls.count('start_service %s' % emulator) == 2
-    assert calls.index('stop_service %s' % emulator) > calls.index(
-        'start_service devstack@sushy-kubevirt-simulator.service')
-    unit = (stack.root / 'systemd' / emulator).read_text()
+    # run_process: the simulator's unit, enabled and started by systemctl.
+    simulator = calls.index('systemctl start %s' % SIMULATOR)
+    assert calls.index('systemctl enable %s' % SIMULATOR) < simulator
+    assert systemctl(stack.root, 'is-enabled', SIMULATOR) == (0, 'enabled')
+    assert systemctl(stack.root, 'is-active', SIMULATOR) == (0, 'active')
+    unit = (stack.root / 'systemd' / SIMULATOR).read_text().splitlines()
+    [command] = [line for line in unit if line.startswith('ExecStart = ')]
+    assert command.split()[2].endswith('/bin/sushy-kubevirt-simulator')
+    # Ironic started the emulator with its config; the plugin restarted it
+    # with ours, once the simulator ran.
+    assert calls.index('systemctl start %s' % EMULATOR) < simulator < \
+        calls.index('systemctl restart %s' % EMULATOR)
+    assert systemctl(stack.root, 'is-active', EMULATOR) == (0, 'active')
+    unit = (stack.root / 'systemd' / EMULATOR).read_text()
     assert ' --workers 2 --threads 2 --timeout 90' in unit
+    # Devstack services only in ENABLED_SERVICES, never a unit name.
+    [enabled] = [line for line in stack.output.splitlines()
+                 if line.startswith('ENABLED_SERVICES=')]
+    assert 'sushy-kubevirt-simulator' in enabled.split('=', 1)[1].split(',')
+    assert SIMULATOR not in enabled
 
 
 def test_config_extends_ironics(stack):
@@ -259,14 +290,21 @@ def test_unstack_stops_the_services(stack):
                      **stack.local_conf).returncode == 0
     for pid in pids:
         harness.wait_until(lambda: gone(pid), 10, 0.1, 'pid %d gone' % pid)
+    # stop_process: stopped and disabled.
+    calls = (stack.root / 'calls.log').read_text().splitlines()
+    assert calls[-2:] == ['systemctl stop %s' % SIMULATOR,
+                          'systemctl disable %s' % SIMULATOR]
+    assert systemctl(stack.root, 'is-enabled', SIMULATOR) == (1, 'disabled')
+    assert systemctl(stack.root, 'is-active', SIMULATOR)[0] != 0
 
 
 def test_clean_removes_the_simulator_unit_and_data(stack):
-    unit = stack.root / 'systemd/devstack@sushy-kubevirt-simulator.service'
+    unit = stack.root / 'systemd' / SIMULATOR
     assert unit.exists() and stack.kubeconfig.exists()
     assert run_stack(stack.root, 'clean', **stack.local_conf).returncode == 0
     assert not unit.exists()
     assert not (stack.root / 'data/sushy-kubevirt').exists()
+    assert systemctl(stack.root, 'start', SIMULATOR)[0] == 5  # no unit
 
 
 @pytest.mark.parametrize('env, message', [
