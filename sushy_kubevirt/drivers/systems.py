@@ -55,7 +55,6 @@ from sushy_kubevirt import messages
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
 #: ``flask.g`` key: the namespaces the Systems collection left out.
 _UNLISTED = 'sushy_kubevirt_unlisted'
-DISABLED = 'Disabled'
 
 
 class KubeVirtDriver(base.AbstractSystemsDriver):
@@ -273,7 +272,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def get_boot_source_override_enabled(self, identity_):
-        """'Once' while a one-time boot is pending, else 'Continuous'."""
+        """'Once', 'Continuous' or 'Disabled' (see ``kubevirt.boot``)."""
         return boot.override_enabled(self._vm(identity_))
 
     @errormap.translate
@@ -284,15 +283,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         stock route does not pass it; :func:`sushy_kubevirt.redfish.systems.
         patch_system` does). Once: one-time boot. Continuous:
         persistent (clears a pending Once). Disabled: cancels a pending
-        Once; the target must then be the current one. Not given: a
-        pending Once stays a Once.
+        Once and reads Disabled; the target must then be the current one
+        or None. Not given: a pending Once stays a Once.
         """
         vm = self._vm(identity_)
-        if boot_source == boot.CD and boot.CD not in boot.targets(
-                vm, False, media=self._kubevirt_vmedia()):
-            raise boot.NoSuchDevice(boot_source)
-        if enabled == DISABLED:
-            if boot_source != boot.boot_device(vm):
+        if enabled == boot.DISABLED:
+            if boot_source not in (None, boot.boot_device(vm)):
                 raise messages.RedfishError(
                     'PropertyValueConflict', 'Boot/BootSourceOverrideTarget',
                     'Boot/BootSourceOverrideEnabled', detail='Boot'
@@ -300,6 +296,9 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                     'BootSourceOverrideEnabled Disabled')
             self._patch(identity_, boot.cancel_once_ops)
             return
+        if boot_source == boot.CD and boot.CD not in boot.targets(
+                vm, False, media=self._kubevirt_vmedia()):
+            raise boot.NoSuchDevice(boot_source)
         if enabled is None:
             enabled = boot.override_enabled(vm)
         if enabled == boot.ONCE:

@@ -35,7 +35,10 @@ boot: ``Once`` stores the original orders and the current VMI uid in the
 annotation :data:`ONCE_ANNOTATION`, applies the target order, and
 :func:`restore_once_ops` puts the orders back once a VMI with another uid
 exists (that boot consumed the override); :func:`cancel_once_ops` puts
-them back at once (``BootSourceOverrideEnabled: Disabled``). An in-guest
+them back at once (``BootSourceOverrideEnabled: Disabled``). Either way
+the override then reads ``Disabled`` (:data:`DISABLED_ANNOTATION`, as
+DSP0266 has a one-time boot end), the target being the restored first
+device, until the next Once or Continuous. An in-guest
 reboot keeps the VMI - and its old boot order - unless
 ``spec.template.spec.domain.rebootPolicy: Terminate`` (KubeVirt 1.8+,
 feature gate RebootPolicy) makes KubeVirt re-create it; without it the
@@ -58,7 +61,10 @@ UEFI_HTTP = 'UefiHttp'
 TARGETS = (PXE, HDD, CD, UEFI_HTTP)
 ONCE = 'Once'
 CONTINUOUS = 'Continuous'
+DISABLED = 'Disabled'
 ONCE_ANNOTATION = 'sushy-kubevirt.io/boot-once'
+#: Present while the override reads Disabled (used or cancelled).
+DISABLED_ANNOTATION = 'sushy-kubevirt.io/boot-override-disabled'
 #: Present while Continuous Cd is the target of a VM with no CD-ROM.
 CD_ANNOTATION = 'sushy-kubevirt.io/boot-cd'
 
@@ -222,8 +228,16 @@ def _once(vm):
 
 
 def override_enabled(vm):
-    """'Once' while a boot-once override is pending, else 'Continuous'."""
-    return ONCE if _once(vm) is not None else CONTINUOUS
+    """'Once', 'Disabled' or 'Continuous'.
+
+    'Once' while a boot-once override is pending, 'Disabled' once it was
+    used or cancelled (until the next override), else 'Continuous'.
+    """
+    if _once(vm) is not None:
+        return ONCE
+    if fields.annotation(vm, DISABLED_ANNOTATION) is not None:
+        return DISABLED
+    return CONTINUOUS
 
 
 def _original(vm, devices):
@@ -250,7 +264,8 @@ def boot_once_ops(vm, target, vmi_uid):
                         'orders': {d[0]: d[3] for d in original}},
                        sort_keys=True)
     return (_orders_ops(devices, plan)
-            + fields.annotation_ops(vm, ONCE_ANNOTATION, value))
+            + fields.annotation_ops(vm, ONCE_ANNOTATION, value)
+            + fields.remove_annotation_ops(vm, DISABLED_ANNOTATION))
 
 
 def continuous_ops(vm, target):
@@ -266,7 +281,8 @@ def continuous_ops(vm, target):
     else:
         kept = fields.remove_annotation_ops(vm, CD_ANNOTATION)
     return (_orders_ops(devices, plan) + kept
-            + fields.remove_annotation_ops(vm, ONCE_ANNOTATION))
+            + fields.remove_annotation_ops(vm, ONCE_ANNOTATION)
+            + fields.remove_annotation_ops(vm, DISABLED_ANNOTATION))
 
 
 def cd_attached_ops(before, vm):
@@ -307,15 +323,17 @@ def restore_once_ops(vm, vmi):
 
 
 def cancel_once_ops(vm):
-    """Ops cancelling a pending Once ([] when none is pending).
+    """Ops disabling the override ([] when it reads Disabled already).
 
-    ``BootSourceOverrideEnabled: Disabled``: the saved orders come back
-    (renumbered as in :func:`restore_once_ops`) and the annotation is
-    removed, whether or not a boot used the override.
+    ``BootSourceOverrideEnabled: Disabled``: the orders a pending Once
+    saved come back (renumbered as in :func:`restore_once_ops`), whether
+    or not a boot used the override, and :data:`DISABLED_ANNOTATION`
+    replaces its annotation. Without a pending Once the boot order stays.
     """
+    disabled = fields.annotation_ops(vm, DISABLED_ANNOTATION, DISABLED)
     once = _once(vm)
     if once is None:
-        return []
+        return disabled
     devices = _devices(vm)
     original = _original(vm, devices)
     saved = once.get('orders') or {}
@@ -327,4 +345,4 @@ def cancel_once_ops(vm):
     else:
         wanted = _numbered([r[3] for r in ranked])
     return (_orders_ops(devices, wanted)
-            + fields.remove_annotation_ops(vm, ONCE_ANNOTATION))
+            + fields.remove_annotation_ops(vm, ONCE_ANNOTATION) + disabled)

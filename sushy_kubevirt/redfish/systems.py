@@ -76,13 +76,40 @@ def boot_targets(mode):
         t for t in boot.TARGETS if t != boot.UEFI_HTTP)
 
 
+def _set_target(app, systems, identity, override, target, enabled):
+    """Apply BootSourceOverrideTarget (with HttpBootUri) and Enabled."""
+    uri = override.get('HttpBootUri')
+    if target is not None and not (target == 'UefiHttp' and uri):
+        # UefiHttp with an HttpBootUri boots the image as a CD in either
+        # mode (as in sushy-tools); without one it is a UEFI network boot.
+        mode = override.get('BootSourceOverrideMode') or \
+            systems.get_boot_mode(identity)
+        base.choice('Boot/BootSourceOverrideTarget', target,
+                    boot_targets(mode))
+    if uri and target == 'UefiHttp':
+        # As the stock route: the URI is inserted as the CD and booted.
+        image = app.vmedia.insert_image(identity, 'Cd', uri)
+        systems.set_boot_image(systems.uuid(identity), 'Cd',
+                               boot_image=image, write_protected=True)
+        systems.set_http_boot_uri(identity, uri)
+        target = 'Cd'
+    elif target == 'UefiHttp':
+        target = 'Pxe'
+    if enabled and not target:
+        target = systems.get_boot_device(identity)
+    if target:
+        systems.set_boot_device(identity, target, enabled)
+
+
 def patch_system(app, identity):
     """PATCH a System of a plugin driver: validate, then apply.
 
     The stock route ignores ``BootSourceOverrideEnabled``; here it reaches
     ``set_boot_device(identity, target, enabled)``. A PATCH of only
-    ``BootSourceOverrideEnabled`` re-applies the current target. Nothing
-    changes unless the whole body is valid.
+    ``BootSourceOverrideEnabled`` re-applies the current target;
+    ``Disabled`` (or the target ``None``) ends the override, the target
+    staying the current one. Nothing changes unless the whole body is
+    valid.
     """
     if flask.request.method != 'PATCH':
         return None
@@ -105,27 +132,20 @@ def patch_system(app, identity):
             detail='IndicatorLED needs the "full" feature set')
     target = override.get('BootSourceOverrideTarget')
     enabled = override.get('BootSourceOverrideEnabled')
-    uri = override.get('HttpBootUri')
-    if target is not None and not (target == 'UefiHttp' and uri):
-        # UefiHttp with an HttpBootUri boots the image as a CD in either
-        # mode (as in sushy-tools); without one it is a UEFI network boot.
-        mode = override.get('BootSourceOverrideMode') or \
-            systems.get_boot_mode(identity)
-        base.choice('Boot/BootSourceOverrideTarget', target,
-                    boot_targets(mode))
-    if uri and target == 'UefiHttp':
-        # As the stock route: the URI is inserted as the CD and booted.
-        image = app.vmedia.insert_image(identity, 'Cd', uri)
-        systems.set_boot_image(uuid, 'Cd', boot_image=image,
-                               write_protected=True)
-        systems.set_http_boot_uri(identity, uri)
-        target = 'Cd'
-    elif target == 'UefiHttp':
-        target = 'Pxe'
-    if enabled and not target:
-        target = systems.get_boot_device(identity)
-    if target:
+    if target == 'None':
+        # The normal boot device: no override (as sushy-tools has it).
+        if enabled not in (None, boot.DISABLED):
+            raise messages.RedfishError(
+                'PropertyValueConflict', 'Boot/BootSourceOverrideTarget',
+                'Boot/BootSourceOverrideEnabled', properties=[
+                    '/Boot/BootSourceOverrideTarget'],
+                detail='BootSourceOverrideTarget None goes with '
+                'BootSourceOverrideEnabled Disabled')
+        target, enabled = None, boot.DISABLED
+    if enabled == boot.DISABLED:
         systems.set_boot_device(identity, target, enabled)
+    else:
+        _set_target(app, systems, identity, override, target, enabled)
     if override.get('BootSourceOverrideMode'):
         systems.set_boot_mode(identity, override['BootSourceOverrideMode'])
     if led:

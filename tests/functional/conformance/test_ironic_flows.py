@@ -30,6 +30,7 @@ from tests.functional.emulator import harness
 ON = sushy.SYSTEM_POWER_STATE_ON
 OFF = sushy.SYSTEM_POWER_STATE_OFF
 CONTINUOUS = sushy.BOOT_SOURCE_ENABLED_CONTINUOUS
+DISABLED = sushy.BOOT_SOURCE_ENABLED_DISABLED
 ONCE = sushy.BOOT_SOURCE_ENABLED_ONCE
 GIB = 1024 ** 3
 
@@ -139,10 +140,11 @@ def test_boot_device_once(sim, ironic, machine):
     vmi_devices = harness.vmi(sim, machine.name)['spec']['domain'][
         'devices']
     assert _orders(vmi_devices) == {'disk': 2, 'nic': 1}
-    # Consumed by that boot: the persistent device is back.
+    # Consumed by that boot: the persistent device is back, the
+    # override Disabled (DSP0266).
     harness.wait_until(
         lambda: _boot(ironic, machine) == (sushy.BOOT_SOURCE_TARGET_HDD,
-                                           CONTINUOUS),
+                                           DISABLED),
         20, 0.1, 'the one-time boot consumed')
     assert _orders(_devices(sim, machine)) == {'disk': 1, 'nic': 2}
     set_power(ironic, machine, sushy.RESET_FORCE_OFF, OFF)

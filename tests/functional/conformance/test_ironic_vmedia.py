@@ -194,10 +194,10 @@ def test_ironic_virtual_media_boot(sim, ironic, machine, images):  # noqa
         harness.wait_until(
             lambda: ironic.get_system(path).power_state == flows.ON, 20,
             0.1, 'power On')
-        # The one-time boot is consumed: Hdd again, persistently.
+        # The one-time boot is consumed: Hdd again, override Disabled.
         harness.wait_until(
             lambda: flows._boot(ironic, machine) == (
-                sushy.BOOT_SOURCE_TARGET_HDD, flows.CONTINUOUS),
+                sushy.BOOT_SOURCE_TARGET_HDD, flows.DISABLED),
             20, 0.1, 'one-time boot consumed')
 
     rec('poll power_state until On, boot order restored', booted)

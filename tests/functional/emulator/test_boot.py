@@ -21,6 +21,7 @@ HDD = sushy.BOOT_SOURCE_TARGET_HDD
 CD = sushy.BOOT_SOURCE_TARGET_CD
 ONCE = sushy.BOOT_SOURCE_ENABLED_ONCE
 CONTINUOUS = sushy.BOOT_SOURCE_ENABLED_CONTINUOUS
+DISABLED = sushy.BOOT_SOURCE_ENABLED_DISABLED
 
 
 def _devices(sim, machine):
@@ -67,7 +68,7 @@ def test_once_is_consumed_by_the_next_boot(sim, redfish, machine):
     harness.wait_until(lambda: _devices(sim, machine) ==
                        {'root': 1, 'default': 2}, 10, what='restored order')
     boot = _boot(redfish, machine)
-    assert (boot.target, boot.enabled) == (HDD, CONTINUOUS)
+    assert (boot.target, boot.enabled) == (HDD, DISABLED)
     system.reset_system(sushy.RESET_FORCE_OFF)
 
 
@@ -86,7 +87,7 @@ def test_enabled_alone_and_disabled(sim, emulator, redfish, machine):
         'BootSourceOverrideEnabled': 'Disabled'}})
     assert response.status_code == 204
     boot = _boot(redfish, machine)
-    assert (boot.target, boot.enabled) == (PXE, CONTINUOUS)
+    assert (boot.target, boot.enabled) == (PXE, DISABLED)
     assert _devices(sim, machine) == {'root': 2, 'default': 1}
 
 

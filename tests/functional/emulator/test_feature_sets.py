@@ -62,7 +62,7 @@ def test_ironic_routes(feature_set, machine, sim):
                                             flows.ONCE)
     flows.set_power(ironic, machine, sushy.RESET_ON, ON)
     harness.wait_until(lambda: flows._boot(ironic, machine) == (
-        sushy.BOOT_SOURCE_TARGET_PXE, flows.CONTINUOUS), 20, 0.1,
+        sushy.BOOT_SOURCE_TARGET_PXE, flows.DISABLED), 20, 0.1,
         'one-time boot consumed')
     flows.set_power(ironic, machine, sushy.RESET_FORCE_OFF, OFF)
 

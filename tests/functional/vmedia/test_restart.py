@@ -232,7 +232,7 @@ def test_restart_loses_nothing(sim, held, tmp_path):
         # consumed before it started and the one consumed after.
         for system in (cd, pxe):
             harness.wait_until(
-                lambda: system.boot(url) == ('Hdd', 'Continuous'), 20,
+                lambda: system.boot(url) == ('Hdd', 'Disabled'), 20,
                 0.05, '%s boot order restored' % system.name)
             vm = system.vm()
             assert boot.ONCE_ANNOTATION not in vm['metadata'].get(

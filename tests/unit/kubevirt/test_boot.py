@@ -137,6 +137,8 @@ def test_boot_device_errors(vm, target, error):
 # --- Boot once ---
 
 ONCE_PATH = '/metadata/annotations/sushy-kubevirt.io~1boot-once'
+DISABLED_OP = {'op': 'add', 'value': 'Disabled', 'path': (
+    '/metadata/annotations/sushy-kubevirt.io~1boot-override-disabled')}
 
 
 def _once(vm, target, uid='vmi-1'):
@@ -180,10 +182,10 @@ def test_restore_after_new_vmi_uid(vmi, restores):
     if not restores:
         assert ops == []
         return
-    assert ops[-1] == {'op': 'remove', 'path': ONCE_PATH}
+    assert ops[-2:] == [{'op': 'remove', 'path': ONCE_PATH}, DISABLED_OP]
     after = jsonpatch.apply(once, ops)
     assert fx.orders(after) == fx.orders(STD)
-    assert boot.override_enabled(after) == 'Continuous'
+    assert boot.override_enabled(after) == 'Disabled'
     assert boot.restore_once_ops(after, vmi) == []
 
 
@@ -255,7 +257,7 @@ def test_malformed_annotation_is_cleared_on_restore():
         boot.ONCE_ANNOTATION: 'not json'})
     assert boot.override_enabled(vm) == 'Once'
     ops = boot.restore_once_ops(vm, fx.vmi(uid='x'))
-    assert ops == [{'op': 'remove', 'path': ONCE_PATH}]
+    assert ops == [{'op': 'remove', 'path': ONCE_PATH}, DISABLED_OP]
 
 
 @pytest.mark.parametrize('uid', ['vmi-1', None])
@@ -263,12 +265,24 @@ def test_cancel_restores_a_pending_once_unused(uid):
     once = _once(STD, 'Pxe', uid=uid)
     assert not boot.once_consumed(once, fx.vmi(uid=uid) if uid else None)
     ops = boot.cancel_once_ops(once)
-    assert ops[-1] == {'op': 'remove', 'path': ONCE_PATH}
+    assert ops[-2:] == [{'op': 'remove', 'path': ONCE_PATH}, DISABLED_OP]
     after = jsonpatch.apply(once, ops)
     assert fx.orders(after) == fx.orders(STD)
-    assert boot.override_enabled(after) == 'Continuous'
+    assert boot.override_enabled(after) == 'Disabled'
     assert boot.cancel_once_ops(after) == []
-    assert boot.cancel_once_ops(STD) == []
+
+
+@pytest.mark.parametrize('target', ['Hdd', 'Pxe'])
+def test_disabled_keeps_the_order_until_the_next_override(target):
+    disabled = jsonpatch.apply(STD, boot.cancel_once_ops(STD))
+    assert disabled['spec'] == STD['spec']
+    assert boot.override_enabled(disabled) == 'Disabled'
+    assert boot.boot_device(disabled) == boot.boot_device(STD)
+    for ops in (boot.continuous_ops(disabled, target),
+                boot.boot_once_ops(disabled, target, 'u1')):
+        after = jsonpatch.apply(disabled, ops)
+        assert boot.override_enabled(after) != 'Disabled'
+        assert boot.boot_device(after) == target
 
 
 def test_cd_with_no_cdrom_is_kept_and_falls_through():
