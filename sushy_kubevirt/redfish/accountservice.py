@@ -18,13 +18,17 @@ those of the accounts file (:mod:`sushy_kubevirt.accounts.accountsfile`),
 of the account Secrets (:mod:`sushy_kubevirt.accounts.secretaccounts`)
 or, without either, every user of the htpasswd file as an Administrator;
 a user sees only their own account unless their role may configure
-users. Only the account Secrets can be created, changed (guarded by the
-Secret's resourceVersion; ``If-Match`` its ETag) and deleted here, with
-ConfigureUsers; ConfigureSelf changes one's own Password. Elsewhere those
-methods are a 405. The lockout itself is kept in Kubernetes
+users. Every account's GET has an ``ETag``: an account Secret's
+resourceVersion, else a digest of the account. Only the account Secrets
+can be created, changed (guarded by the Secret's resourceVersion;
+``If-Match`` its ETag) and deleted here, with ConfigureUsers;
+ConfigureSelf changes one's own Password. Elsewhere those methods are
+a 405. The lockout itself is kept in Kubernetes
 (:mod:`sushy_kubevirt.accounts.lockout`), shared by every worker.
 """
 
+import hashlib
+import json
 import urllib.parse
 
 import flask
@@ -271,6 +275,14 @@ def _version(secret):
     return secret['metadata']['resourceVersion']
 
 
+def _read_only(body):
+    """An account of the file or htpasswd: its ETag digests the body."""
+    response = flask.jsonify(body)
+    response.headers['ETag'] = '"%s"' % hashlib.sha256(json.dumps(
+        body, sort_keys=True).encode()).hexdigest()[:32]
+    return response
+
+
 def _changed(secret, status=200, headers=None):
     acct = secretaccounts.parse(secret)[0]
     response = base.json_response(account(acct, True), status, headers)
@@ -305,7 +317,14 @@ def _create(store):
 
 
 def _patch(store, account_id, secret):
+    """PATCH an account; its OData annotations (``@odata.id``) ignored."""
     body = base.json_body()
+    annotations = [k for k in body if k.startswith('@')]
+    if annotations and len(annotations) == len(body):
+        raise messages.RedfishError(
+            'NoOperation', detail='The PATCH has only OData annotations (%s)'
+            '; nothing was changed' % ', '.join(sorted(annotations)))
+    body = {k: v for k, v in body.items() if k not in annotations}
     base.unknown(body, ('Password', 'RoleId', 'Oem'))
     if not _may_configure_users() and set(body) - {'Password'}:
         _refuse('change more than its own Password')
@@ -412,5 +431,5 @@ def account_resource(account_id):
     else:
         for acct in _accounts(app):
             if acct.name == account_id and _visible(acct):
-                return flask.jsonify(account(acct))
+                return _read_only(account(acct))
     raise error.NotFound('Account %s not found' % account_id)

@@ -27,9 +27,9 @@ its place; per request it does what the current config asks:
   (:mod:`sushy_kubevirt.accounts.kubeaccounts`; the token's identity is
   the user, whatever user name is sent); with the ``secrets`` source,
   of the account Secrets (:mod:`sushy_kubevirt.accounts.secretaccounts`).
-  The service root, ``$metadata``, ``odata``, a GET of the SessionService
-  and the login (``POST .../Sessions``, which checks the body's
-  credentials itself) need none, as DSP0266 allows.
+  The service root, ``$metadata``, ``odata`` and the login (``POST
+  .../Sessions`` or ``.../Sessions/Members``, which checks the body's
+  credentials itself) need none, as DSP0266 has it.
 
 Every refusal is a 401 Redfish error (``NoValidSession``) with a
 ``WWW-Authenticate`` challenge - a malformed ``Authorization`` header
@@ -74,7 +74,8 @@ SESSIONS = 'redfish/v1/SessionService/Sessions'
 #: Paths (without surrounding '/') readable without credentials.
 OPEN = frozenset(['', 'redfish', 'redfish/v1', 'redfish/v1/odata',
                   'redfish/v1/$metadata', 'healthz'])
-OPEN_GET = frozenset(['redfish/v1/SessionService'])
+#: Paths a POST logs in to (the collection or its Members).
+LOGIN = frozenset([SESSIONS, SESSIONS + '/Members'])
 _BCRYPT = (b'$2y$', b'$2a$', b'$2b$')
 _DEFAULT_COST = 12
 #: bcrypt uses at most this many bytes of a password.
@@ -221,8 +222,8 @@ class Middleware(main.RedfishAuthMiddleware):
             return self._stock_middleware(auth_file)(environ, start_response)
         path = environ.get('PATH_INFO', '').strip('/')
         method = environ.get('REQUEST_METHOD', 'GET')
-        login = path == SESSIONS and method == 'POST'
-        if path in OPEN or (path in OPEN_GET and method in ('GET', 'HEAD')):
+        login = path in LOGIN and method == 'POST'
+        if path in OPEN:
             return self.wrapped(environ, start_response)
         limiter = self._throttle(store.policy.throttle_policy)
         client = environ.get('REMOTE_ADDR') or ''

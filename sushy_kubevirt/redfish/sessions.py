@@ -14,7 +14,8 @@
 
 The sessions themselves are Secrets (:mod:`sushy_kubevirt.accounts.
 sessionstore`), so every worker and replica sees a login at once and a
-logout as soon as its watch delivers it. A user sees and deletes only
+logout as soon as its watch delivers it. A POST to the collection or to
+its ``Members`` logs in. A user sees and deletes only
 their own sessions: another user's is a 404, as one that does not
 exist, whatever the role.
 """
@@ -88,7 +89,7 @@ def resource(session, members_uri):
     }
 
 
-@base.route(root.SESSION_SERVICE, GET=privileges.NO_AUTH)
+@base.route(root.SESSION_SERVICE, GET=privileges.LOGIN)
 def session_service():
     return flask.jsonify(service(sessions_of(flask.current_app).timeout,
                                  root.SESSIONS))
@@ -159,6 +160,13 @@ def session_collection():
         return _login(store)
     return flask.jsonify(collection(store.list(_requester()),
                                     root.SESSIONS))
+
+
+@base.route(root.SESSIONS + '/Members', POST=privileges.NO_AUTH)
+@errormap.translate
+def session_members():
+    """POST: log in, as to the collection (DSP0266's Members URI)."""
+    return _login(sessions_of(flask.current_app))
 
 
 @base.route(root.SESSIONS + '/<session_id>', GET=privileges.LOGIN,

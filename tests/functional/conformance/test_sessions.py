@@ -156,7 +156,10 @@ def _basic(user=USER, password=PASSWORD):
 
 def test_login_needs_no_authentication_and_checks_the_body(gunicorn):
     assert _get(gunicorn.url, '/redfish/v1/').status_code == 200
-    service = _get(gunicorn.url, '/redfish/v1/SessionService')
+    _redfish_error(_get(gunicorn.url, '/redfish/v1/SessionService'), 401,
+                   'NoValidSession')
+    service = _get(gunicorn.url, '/redfish/v1/SessionService',
+                   Authorization=_basic())
     assert service.status_code == 200
     assert service.json()['Sessions'] == {'@odata.id': SESSIONS}
     root = _get(gunicorn.url, '/redfish/v1/').json()
@@ -234,7 +237,8 @@ def test_session_timeout_is_an_inactivity_timeout(sim, auth_file, tmp_path):
     config = _config(sim, tmp_path, auth_file,
                      SUSHY_EMULATOR_KUBEVIRT_SESSION_TIMEOUT=2)
     with harness.InProcess(config) as server:
-        service = _get(server.url, '/redfish/v1/SessionService').json()
+        service = _get(server.url, '/redfish/v1/SessionService',
+                       Authorization=_basic()).json()
         assert service['SessionTimeout'] == 2
         response = login(server.url)
         token = response.headers['X-Auth-Token']
