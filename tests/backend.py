@@ -62,7 +62,7 @@ def log_complete(sim):
     if REAL:
         sim.emulator_get('/version')
     else:
-        requests.get(sim.url + '/version', timeout=10)
+        requests.get(sim.url + '/version', timeout=10, verify=sim.ca_file)
     sim.wait_for(lambda: sim.request_log.count(path='/version'), 5.0)
 
 
@@ -82,6 +82,7 @@ def admin_request(sim, method, path, body=None):
     if REAL:
         return sim.control_plane.request(method, path, body)
     answer = requests.request(method, sim.url + path, json=body, timeout=30,
+                              verify=sim.ca_file,
                               headers={'Authorization': 'Bearer '
                                        + sim.token})
     return answer.status_code, answer.json() if answer.content else None

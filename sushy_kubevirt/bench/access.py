@@ -154,7 +154,7 @@ def _run(app, sim, config, header, path, requests):
 
 def measure(vms, requests, rounds):
     """The figures of every mode, as a JSON-ready dict."""
-    sim = Simulator(vms=vms, namespaces=2)
+    sim = Simulator(vms=vms, namespaces=2, tls=False)
     sim.start()
     tmp = tempfile.mkdtemp(prefix='sushy-kubevirt-access-')
     try:

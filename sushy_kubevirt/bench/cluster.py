@@ -120,7 +120,7 @@ def main(argv=None):
     started = time.monotonic()
     sim = Simulator(vms=args.vms, namespaces=args.namespaces,
                     latency_ms=args.latency_ms, max_qps=args.max_qps,
-                    time_scale=args.time_scale)
+                    time_scale=args.time_scale, tls=False)
     sim.start()
     try:
         sim.write_kubeconfig(args.kubeconfig)

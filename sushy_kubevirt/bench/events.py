@@ -114,7 +114,8 @@ class Bench:
 
     def __init__(self, args, tmp):
         self.args = args
-        self.sim = Simulator(vms=args.vms, namespaces=1).start()
+        self.sim = Simulator(vms=args.vms, namespaces=1,
+                             tls=False).start()
         kubeconfig = self.sim.write_kubeconfig(os.path.join(tmp, 'kc'))
         config = os.path.join(tmp, 'emulator.conf')
         lines = ['import sushy_kubevirt.plugin  # noqa',

@@ -70,7 +70,8 @@ def _paths(sim, names):
 def _worker(conn, vms, namespaces, workdir):
     """One side: answer each ``requests`` count with its timings."""
     started = time.monotonic()
-    sim = Simulator(vms=vms, namespaces=namespaces).start()
+    sim = Simulator(vms=vms, namespaces=namespaces,
+                    tls=False).start()
     seeded = time.monotonic() - started
     names = objects.namespace_names(namespaces)
     path = os.path.join(workdir, 'emulator-%d.conf' % namespaces)

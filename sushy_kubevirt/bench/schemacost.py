@@ -36,7 +36,8 @@ PATH = '/apis/kubevirt.io/v1/namespaces/default/virtualmachines/vm-%05d'
 def seeded(vms, crd_schemas):
     """A started simulator with ``vms`` VMs and the seconds it took."""
     started = time.perf_counter()
-    sim = Simulator(vms=vms, crd_schemas=crd_schemas, history_size=1000)
+    sim = Simulator(vms=vms, crd_schemas=crd_schemas, history_size=1000,
+                    tls=False)
     sim.start()
     return sim, time.perf_counter() - started
 

@@ -107,7 +107,7 @@ def measure(vms, namespaces, churn, history, modes, timeout, log=print):
     """Each mode's figures (a dict per mode)."""
     started = time.monotonic()
     sim = Simulator(vms=vms, namespaces=namespaces,
-                    history_size=history).start()
+                    history_size=history, tls=False).start()
     log('seeded %d VMs in %d namespaces in %.1f s'
         % (vms, namespaces, time.monotonic() - started))
     names = objects.namespace_names(namespaces)

@@ -147,7 +147,8 @@ class SimulatorTarget(Target):
         from sushy_kubevirt.simulator import Simulator
         self.cluster = Simulator(vms=self.vms, namespaces=self.namespaces,
                                  time_scale=self.time_scale,
-                                 crd_schemas=self.crd_schemas).start()
+                                 crd_schemas=self.crd_schemas,
+                                 tls=False).start()
         self.cluster.authz.add_token(self.token, EMULATOR_USER)
 
     def emulator_kubeconfig(self):

@@ -12,7 +12,8 @@
 
 """A kube-apiserver + KubeVirt + CDI simulator on 127.0.0.1.
 
-``Simulator`` owns the store, the HTTP API server, fault injection, the
+``Simulator`` owns the store, the API server (HTTPS with a CA of its
+own, ``tls``; plain HTTP with ``tls=False``), fault injection, the
 request log, the authorizer (and the RBAC objects and reviews of
 ``rbac`` and ``reviews``), the CRD schemas (``schemas``) and the fault
 control API (``control``); ``virt``, ``cdi`` and ``objects`` install
@@ -38,6 +39,7 @@ from sushy_kubevirt.simulator import requestlog
 from sushy_kubevirt.simulator import reviews
 from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import storage
+from sushy_kubevirt.simulator import tls as tls_certs
 from sushy_kubevirt.simulator import virt
 
 ResourceType = storage.ResourceType
@@ -71,7 +73,10 @@ LOG = logging.getLogger(__name__)
 
 
 class Simulator:
-    """A simulated cluster serving the Kubernetes API over HTTP."""
+    """A simulated cluster serving the Kubernetes API over HTTPS.
+
+    ``tls=False`` serves plain HTTP instead.
+    """
 
     def __init__(self, *, host='127.0.0.1', port=0, vms=0, namespaces=1,
                  time_scale=1.0, stage_delays=None, latency_ms=0,
@@ -80,8 +85,10 @@ class Simulator:
                  token=ADMIN_TOKEN, seed=None, start_rv=1_000_000,
                  too_large_wait=3.0, watchlist_enabled=True,
                  watch_backlog_limit=None, install=True, guest_agent=False,
-                 crd_schemas=None, field_validation=None):
+                 crd_schemas=None, field_validation=None, tls=True):
         self.host = host
+        # The CA and serving certificate (None: plain HTTP).
+        self.certificates = tls_certs.Certificates(host) if tls else None
         # Default for VMIs without the guest-agent template annotation.
         self.guest_agent = guest_agent
         self.vms = vms
@@ -117,7 +124,9 @@ class Simulator:
         self.validation = {}
         self.subresources = {}
         self.components = {}
-        self._api = apiserver.ApiServer(self, host, port)
+        self._api = apiserver.ApiServer(
+            self, host, port, self.certificates
+            and self.certificates.server_context)
         self._lock = threading.Lock()
         self._started = False
         self._reopen = None
@@ -152,7 +161,13 @@ class Simulator:
 
     @property
     def url(self):
-        return 'http://%s:%d' % (self.host, self._api.port)
+        return '%s://%s:%d' % ('https' if self.certificates else 'http',
+                               self.host, self._api.port)
+
+    @property
+    def ca_file(self):
+        """The CA certificate file to verify the server with, or None."""
+        return self.certificates and self.certificates.ca_file
 
     def start(self):
         """Bind, serve, install KubeVirt/CDI and seed objects."""
@@ -245,8 +260,9 @@ class Simulator:
     def write_kubeconfig(self, path, *, user_token=None,
                          namespace='default'):
         """Write a kubeconfig for this simulator; return its path."""
-        return kubeconfig.write(path, self.url, user_token or self.token,
-                                namespace)
+        return kubeconfig.write(
+            path, self.url, user_token or self.token, namespace,
+            ca_pem=self.certificates and self.certificates.ca_pem)
 
     def wait_for(self, predicate, timeout=10.0, interval=0.02):
         """Poll ``predicate()`` until true; return its value or raise."""

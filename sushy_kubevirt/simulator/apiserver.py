@@ -12,8 +12,10 @@
 
 """HTTP/1.1 transport: the listening server and its connections.
 
-``ApiServer`` binds, serves one thread per connection and can cut every
-connection at once (stop/restart). ``_Handler`` turns one request into an
+``ApiServer`` binds, serves one thread per connection (over TLS when
+given a server ``ssl.SSLContext``; the handshake runs in the
+connection's thread) and can cut every connection at once
+(stop/restart). ``_Handler`` turns one request into an
 answer with kube-apiserver's filter order: authentication (401), then
 priority and fairness (429), then authorization (403), then the handler
 (``routing.handle``, or ``watch.serve`` for a watch). Fault rules
@@ -27,6 +29,7 @@ import io
 import logging
 import random
 import socket
+import ssl
 import threading
 import time
 import urllib.parse
@@ -48,16 +51,27 @@ class _Server(http.server.ThreadingHTTPServer):
     # Hundreds of informers (one per namespace and resource) connect at
     # once; the default backlog of 5 makes them wait for TCP retries.
     request_queue_size = 1024
+    ssl_context = None  # set by ApiServer.start for HTTPS
+
+    def get_request(self):
+        conn, address = super().get_request()
+        if self.ssl_context is not None:
+            # No I/O here: the handshake happens on the first read, in
+            # the connection's own thread.
+            conn = self.ssl_context.wrap_socket(
+                conn, server_side=True, do_handshake_on_connect=False)
+        return conn, address
 
 
 class ApiServer:
-    """Serves one simulator's store over HTTP/1.1."""
+    """Serves one simulator's store over HTTP/1.1 (HTTPS with a context)."""
 
-    def __init__(self, sim, host='127.0.0.1', port=0):
+    def __init__(self, sim, host='127.0.0.1', port=0, ssl_context=None):
         self.sim = sim
         self.store = sim.store
         self.host = host
         self.port = port
+        self.ssl_context = ssl_context
         self.json_cache = encoding.JsonCache()
         self.random = random.Random(sim.seed)  # default watch timeouts
         self._httpd = None
@@ -68,6 +82,7 @@ class ApiServer:
     def start(self):
         handler = type('Handler', (_Handler,), {'api': self})
         self._httpd = _Server((self.host, self.port), handler)
+        self._httpd.ssl_context = self.ssl_context
         self.port = self._httpd.server_address[1]
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={'poll_interval': 0.1},
@@ -101,7 +116,9 @@ class ApiServer:
 
 def _shutdown(conn):
     try:
-        conn.shutdown(socket.SHUT_RDWR)
+        # The TCP shutdown alone: SSLSocket.shutdown would also drop its
+        # TLS state, under the thread still using it.
+        socket.socket.shutdown(conn, socket.SHUT_RDWR)
     except OSError:
         pass
 
@@ -122,7 +139,8 @@ class _Handler(http.server.BaseHTTPRequestHandler):
     def handle(self):
         try:
             super().handle()
-        except ConnectionError as exc:  # the client went away: normal
+        except (ConnectionError, ssl.SSLError) as exc:
+            # The client went away, or failed the handshake: normal.
             LOG.debug('%s disconnected: %s', self.address_string(), exc)
 
     def finish(self):

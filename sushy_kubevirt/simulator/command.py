@@ -41,7 +41,7 @@ CONTROL_PLANES = ('simulator', 'kube-apiserver')
 #: Options of the simulated API server alone.
 SIMULATED_ONLY = ('host', 'field_validation', 'latency_ms', 'max_qps',
                   'max_inflight', 'history_size', 'bookmark_interval',
-                  'min_request_timeout', 'token')
+                  'min_request_timeout', 'token', 'plain_http')
 
 
 def _stage_delays(text):
@@ -88,6 +88,10 @@ def serve_parser():
                         help='listening address (default 127.0.0.1)')
     parser.add_argument('--port', type=int, default=0,
                         help='listening port (default: a free one)')
+    parser.add_argument('--plain-http', action='store_true',
+                        help='serve plain HTTP instead of HTTPS (the '
+                        'default: a CA made at start, written into the '
+                        'kubeconfig); kubectl sends no token over it')
     parser.add_argument('--control-port', type=int, default=0,
                         help='port of the fault control API (default: a '
                         'free one; printed at start)')
@@ -352,4 +356,4 @@ def _simulator(args):
         bookmark_interval=args.bookmark_interval,
         min_request_timeout=args.min_request_timeout, token=args.token,
         guest_agent=args.guest_agent, crd_schemas=args.crd_schemas,
-        field_validation=args.field_validation)
+        field_validation=args.field_validation, tls=not args.plain_http)

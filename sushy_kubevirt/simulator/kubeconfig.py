@@ -10,8 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Write a kubeconfig pointing at the simulator (token user)."""
+"""Write a kubeconfig pointing at the simulator (token user).
 
+An HTTPS server's CA goes in as ``certificate-authority-data``.
+"""
+
+import base64
 import os
 
 TEMPLATE = """apiVersion: v1
@@ -19,7 +23,7 @@ kind: Config
 clusters:
 - name: sushy-kubevirt-sim
   cluster:
-    server: {server}
+    server: {server}{ca}
 users:
 - name: {user}
   user:
@@ -35,15 +39,19 @@ preferences: {{}}
 """
 
 
-def render(server, token, namespace='default', user='sim-user'):
+def render(server, token, namespace='default', user='sim-user',
+           ca_pem=None):
+    ca = ('\n    certificate-authority-data: '
+          + base64.b64encode(ca_pem).decode()) if ca_pem else ''
     return TEMPLATE.format(server=server, token=token, namespace=namespace,
-                           user=user)
+                           user=user, ca=ca)
 
 
-def write(path, server, token, namespace='default', user='sim-user'):
+def write(path, server, token, namespace='default', user='sim-user',
+          ca_pem=None):
     """Write the kubeconfig (mode 0600) and return its path."""
     path = os.fspath(path)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, 'w') as stream:
-        stream.write(render(server, token, namespace, user))
+        stream.write(render(server, token, namespace, user, ca_pem))
     return path

@@ -104,7 +104,7 @@ class SimulatorBackend(Backend):
             self.sim.store.set_schema(
                 rt, self.sim.schemas['%s.%s' % (rt.plural, rt.group)])
         self.sim.start()
-        super().__init__(self.sim.url, self.sim.token)
+        super().__init__(self.sim.url, self.sim.token, self.sim.ca_file)
 
     def compact(self):
         self.sim.store.compact()

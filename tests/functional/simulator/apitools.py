@@ -10,11 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Helpers for the simulator's API tests: a test resource, raw requests,
-NDJSON watch reading, the CRD schema directory."""
+"""Helpers for the simulator's API tests: a test resource, raw requests
+and connections, NDJSON watch reading, the CRD schema directory."""
 
+import http.client
 import json
 import os
+import socket
+import ssl
 
 import pytest
 
@@ -31,6 +34,30 @@ GROUP, VERSION, PLURAL = WIDGETS.group, WIDGETS.version, WIDGETS.plural
 
 DEFAULTS = dict(history_size=50, bookmark_interval=0.2,
                 min_request_timeout=1.0, too_large_wait=0.5)
+
+
+def tls_context(sim):
+    """A client ``SSLContext`` trusting ``sim``'s CA; None if plain HTTP."""
+    return sim.ca_file and ssl.create_default_context(cafile=sim.ca_file)
+
+
+def connect(sim, timeout=None):
+    """A socket to ``sim``'s API server (TLS unless it serves plain HTTP)."""
+    sock = socket.create_connection(('127.0.0.1', sim.port), timeout)
+    context = tls_context(sim)
+    if context is None:
+        return sock
+    return context.wrap_socket(sock, server_hostname='127.0.0.1')
+
+
+def http_connection(sim, timeout=5):
+    """An ``http.client`` connection to ``sim``'s API server."""
+    context = tls_context(sim)
+    if context is None:
+        return http.client.HTTPConnection('127.0.0.1', sim.port,
+                                          timeout=timeout)
+    return http.client.HTTPSConnection('127.0.0.1', sim.port,
+                                       timeout=timeout, context=context)
 
 
 def widget(name, namespace='default', labels=None, spec=None):

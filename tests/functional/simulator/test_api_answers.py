@@ -96,7 +96,9 @@ def _post_text(simulator, text, **query):
             'Authorization': 'Bearer ' + simulator.token,
             'Content-Type': 'application/json'})
     try:
-        with urllib.request.urlopen(req, timeout=5) as resp:
+        with urllib.request.urlopen(
+                req, timeout=5,
+                context=apitools.tls_context(simulator)) as resp:
             return resp.status, resp.headers, resp.read()
     except urllib.error.HTTPError as exc:
         return exc.code, exc.headers, exc.read()

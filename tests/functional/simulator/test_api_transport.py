@@ -17,7 +17,6 @@ headers then body waits ~40 ms for the client's ACK) and against client
 disconnects being reported as server errors.
 """
 
-import http.client
 import logging
 import socket
 import struct
@@ -71,11 +70,6 @@ def writes(monkeypatch):
     return _wrap_wfile(monkeypatch)
 
 
-def _connect(simulator):
-    return http.client.HTTPConnection('127.0.0.1', simulator.port,
-                                      timeout=5)
-
-
 def _reset(sock):
     """Close with RST (SO_LINGER 0), like a killed client."""
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
@@ -84,7 +78,7 @@ def _reset(sock):
 
 
 def test_accepted_sockets_have_tcp_nodelay(simulator):
-    conn = _connect(simulator)
+    conn = apitools.http_connection(simulator)
     try:
         conn.request('GET', '/version')
         conn.getresponse().read()
@@ -99,7 +93,7 @@ def test_accepted_sockets_have_tcp_nodelay(simulator):
 
 def test_each_response_is_one_write(simulator, custom, writes):
     apitools.create(custom, 'a')
-    conn = _connect(simulator)
+    conn = apitools.http_connection(simulator)
     try:
         for method, body, ctype in (
                 ('GET', None, None),
@@ -125,17 +119,17 @@ def test_client_disconnects_are_not_errors(simulator, caplog, capfd):
     request = ('GET %s%%s HTTP/1.1\r\nHost: sim\r\nAuthorization: %s'
                '\r\n\r\n' % (WIDGET_PATH, AUTH['Authorization']))
     # A watch whose client resets the connection; the next event fails.
-    watch = socket.create_connection(('127.0.0.1', simulator.port))
+    watch = apitools.connect(simulator)
     watch.sendall((request % '?watch=true&timeoutSeconds=10').encode())
     assert watch.recv(4096).startswith(b'HTTP/1.1 200 OK')
     _reset(watch)
     # An idle keep-alive connection reset by its client.
-    idle = socket.create_connection(('127.0.0.1', simulator.port))
+    idle = apitools.connect(simulator)
     idle.sendall((request % '').encode())
     assert idle.recv(4096).startswith(b'HTTP/1.1 200 OK')
     _reset(idle)
     # A client that resets while the server reads its body.
-    post = socket.create_connection(('127.0.0.1', simulator.port))
+    post = apitools.connect(simulator)
     post.sendall(('POST %s HTTP/1.1\r\nHost: sim\r\nContent-Length: 99'
                   '\r\n\r\n{"metadata"' % WIDGET_PATH).encode())
     _reset(post)

@@ -13,7 +13,6 @@
 """Watch semantics over HTTP with the official client."""
 
 import json
-import socket
 import threading
 import time
 
@@ -34,7 +33,7 @@ def _types(events):
 
 
 def test_chunked_ndjson_headers_flushed_before_events(simulator):
-    with socket.create_connection(('127.0.0.1', simulator.port), 2) as s:
+    with apitools.connect(simulator, 2) as s:
         s.sendall(b'GET /apis/sim.example.com/v1/widgets?watch=1&'
                   b'timeoutSeconds=1 HTTP/1.1\r\nHost: x\r\n'
                   b'Authorization: Bearer %s\r\n\r\n'

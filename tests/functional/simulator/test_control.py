@@ -136,18 +136,20 @@ def test_restart_api_refuses_connections_then_serves(simulator, control,
                         {'down_seconds': 1.0})
     assert (code, answer['down_seconds']) == (202, 1.0)
     with pytest.raises(requests.ConnectionError):
-        requests.get(simulator.url + '/version', timeout=2)
+        requests.get(simulator.url + '/version', timeout=2,
+                     verify=simulator.ca_file)
     # The control API keeps answering while the API server is down.
     assert call(control, 'GET', '/faults')[0] == 200
-    simulator.wait_for(lambda: _serving(simulator.url), timeout=10)
+    simulator.wait_for(lambda: _serving(simulator), timeout=10)
     items = custom.list_namespaced_custom_object(
         apitools.GROUP, apitools.VERSION, 'default', apitools.PLURAL)['items']
     assert len(items) == 1
 
 
-def _serving(url):
+def _serving(sim):
     try:
-        return requests.get(url + '/version', timeout=2).ok
+        return requests.get(sim.url + '/version', timeout=2,
+                            verify=sim.ca_file).ok
     except requests.ConnectionError:
         return False
 
