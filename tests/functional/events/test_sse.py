@@ -28,6 +28,7 @@ from sushy_kubevirt.redfish import sse as ssemod
 @pytest.fixture(scope='module')
 def emulator(config_file):
     with harness.InProcess(config_file) as server:
+        conftest.wait_leader([server.url])   # its EventService watches
         yield server
 
 

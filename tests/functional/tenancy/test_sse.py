@@ -12,12 +12,22 @@
 
 """The event stream carries only the events of the account's Systems."""
 
+from tests.functional.emulator import harness
 from tests.functional.events import sse
 from tests.functional.tenancy import conftest
 from tests.functional.tenancy import test_owners as owners
 
 
+def _sending(admin):
+    """Whether the emulator's EventService watches (and leads)."""
+    return any(line.startswith('sushy_kubevirt_events_leader{')
+               and line.endswith(' 1')
+               for line in admin.get('/metrics').text.splitlines())
+
+
 def test_a_stream_never_crosses_tenants(sim, clients):
+    harness.wait_until(lambda: _sending(clients['admin']), 20, 0.2,
+                       'the EventService')
     own = owners.vm_names(sim, conftest.OWN)
     foreign = owners.vm_names(sim, conftest.FOREIGN)
     mine = owners.path_of(sim, conftest.OWN, own[0])
