@@ -23,11 +23,15 @@ scheduler thread. The parts:
 ``vmstatus``       the VM status it writes (printableStatus, conditions)
 ``vmi``            simulated VMI phases, shutdown and guest agent
 ``subresources``   virt-api's start/stop/restart, pause/unpause/softreboot
+
+The Events virt-controller, virt-handler and CDI record are written by
+:mod:`sushy_kubevirt.simulator.recorder`.
 """
 
 from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import clock
+from sushy_kubevirt.simulator import recorder
 from sushy_kubevirt.simulator import storage
 from sushy_kubevirt.simulator.virt import conditions
 from sushy_kubevirt.simulator.virt import model
@@ -66,6 +70,7 @@ class KubeVirt:
         self.vmis = vmi.VMILifecycle(self.store, self.scheduler, delays,
                                      bool(sim.guest_agent))
         self._dv_users = {}     # (ns, dv name) -> {vm/vmi name}
+        self.recorder = recorder.Recorder(sim)
 
     def start(self):
         self.store.register(VM_RT)
@@ -75,10 +80,12 @@ class KubeVirt:
                                   self.vmis).register(self.sim)
         self.store.subscribe(self.on_event, loaded=self.on_loaded)
         self.scheduler.start()
+        self.recorder.start()
         return self
 
     def stop(self):
         self.scheduler.stop()
+        self.recorder.stop()
 
     def on_event(self, event, rt, obj, old):
         meta = obj.get('metadata') or {}

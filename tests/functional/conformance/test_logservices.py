@@ -212,3 +212,27 @@ def test_security_log(emulator):
     assert [e['Message'].split(':')[0] for e in shown] == [
         'RedfishLogCleared']
     assert 'cleared by admin' in shown[0]['Message']
+
+
+def test_the_simulator_records_kubevirt_events(sim, emulator):
+    if backend.REAL:
+        pytest.skip('needs the simulator (a kube-apiserver runs no '
+                    'KubeVirt controller)')
+    system = '/redfish/v1/Systems/%s' % identity.firmware_uuid(
+        harness.vm(sim, 'vm-00001'))
+    log = system + '/LogServices/Log'
+    reset = system + '/Actions/ComputerSystem.Reset'
+    for kind, wanted in (('On', {'SuccessfulCreate', 'Started'}),
+                         ('ForceOff', {'SuccessfulDelete', 'Stopped'})):
+        if kind == 'On' and get(emulator, system)['PowerState'] == 'On':
+            continue
+        answer = requests.post(emulator.url + reset, json={
+            'ResetType': kind}, auth=AUTH, timeout=30)
+        assert answer.status_code in (200, 204), answer.text
+        wait_entries(emulator, log, lambda found, w=wanted: w <= {
+            e['Message'].split(':')[0] for e in found})
+    messages = [e['Message'] for e in entries(emulator, log)]
+    assert 'Started: VirtualMachineInstance started.' in messages
+    assert any(m.startswith('SuccessfulCreate: Started the virtual machine '
+                            'by creating the new virtual machine instance '
+                            'vm-00001') for m in messages)
