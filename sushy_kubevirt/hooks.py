@@ -16,7 +16,7 @@ A :class:`Point` declares one extension point and its handlers.
 :func:`install` adds the handlers to ``main.app`` with Flask's public
 hooks: a ``before_request`` hook runs an endpoint's ``before`` handler (a
 response it returns replaces the stock view), an ``after_request`` hook
-runs its ``after`` handlers on a stock 200 GET (first of all,
+runs its ``after`` handlers on a stock 200 GET or HEAD (first of all,
 :func:`sushy_kubevirt.redfish.access.authorize` refuses what the
 account may not do, by the privileges every route declares), our
 blueprint
@@ -59,7 +59,7 @@ class Point:
     #: only checks the request and returns None).
     before: object = None
     #: ``fn(app, response)`` handlers, run in order: for an endpoint, on a
-    #: stock 200 GET; for ``base.EVERY``, on every response.
+    #: stock 200 GET or HEAD; for ``base.EVERY``, on every response.
     after: tuple = ()
 
     @property
@@ -140,7 +140,8 @@ def install(app, points, stock_error_handler):
     def after_request(response):
         request = flask.request
         handlers = afters.get(request.endpoint, ())
-        if request.method == 'GET' and response.status_code == 200:
+        if request.method in ('GET', 'HEAD') and \
+                response.status_code == 200:
             for handler in handlers:
                 handler(app, response)
         for handler in every_after:

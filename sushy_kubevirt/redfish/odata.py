@@ -34,7 +34,7 @@ SCHEMAS = responses.SCHEMAS
 METADATA = responses.METADATA
 ROOT = '/redfish/v1/'
 #: The service root's namespace: the EntityContainer extends it.
-SERVICE_ROOT = 'ServiceRoot.v1_5_0'
+SERVICE_ROOT = 'ServiceRoot.v1_17_0'
 #: Every DMTF namespace an ``@odata.type`` of a plugin driver names.
 NAMESPACES = (
     'AccountService.v1_5_0', 'AttributeRegistry.v1_3_0', 'Bios.v1_1_0',
@@ -47,7 +47,8 @@ NAMESPACES = (
     'EventService.v1_10_0', 'LogEntry.v1_4_0', 'LogEntryCollection',
     'LogService.v1_1_3', 'LogServiceCollection', 'Manager.v1_3_1',
     'ManagerAccount.v1_7_0',
-    'ManagerAccountCollection', 'ManagerCollection', 'Memory.v1_10_0',
+    'ManagerAccountCollection', 'ManagerCollection',
+    'ManagerNetworkProtocol.v1_2_0', 'Memory.v1_10_0',
     'MemoryCollection', 'Message.v1_1_1', 'MessageRegistry.v1_1_1',
     'MessageRegistryFile.v1_1_0', 'MessageRegistryFile.v1_1_1',
     'MessageRegistryFileCollection', 'Processor.v1_0_7',

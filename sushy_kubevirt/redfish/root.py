@@ -21,6 +21,7 @@ and advertises the query parameters it serves
 """
 
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import odata
 from sushy_kubevirt.redfish import query
 
 SESSION_SERVICE = '/redfish/v1/SessionService'
@@ -38,6 +39,8 @@ def _edit(body):
     body['AccountService'] = {'@odata.id': ACCOUNT_SERVICE}
     links = body.setdefault('Links', {})
     links['Sessions'] = {'@odata.id': SESSIONS}
+    # TopSkipQuery is ServiceRoot 1.17's; sushy-tools' template says 1.5.
+    body['@odata.type'] = '#%s.ServiceRoot' % odata.SERVICE_ROOT
     body['ProtocolFeaturesSupported'] = dict(query.FEATURES)
     return True
 
