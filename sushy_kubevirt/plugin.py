@@ -65,6 +65,7 @@ from sushy_kubevirt.redfish import etags
 from sushy_kubevirt.redfish import eventservice
 from sushy_kubevirt.redfish import health
 from sushy_kubevirt.redfish import logservices
+from sushy_kubevirt.redfish import managernetwork
 from sushy_kubevirt.redfish import managers
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import metrics
@@ -87,7 +88,7 @@ _MODULES = {'main': main, 'api_utils': api_utils}
 #: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
 #: imported so that the blueprint has them when it is registered.
 ROUTE_MODULES = (accountservice, bios, eventservice, health, logservices,
-                 memory, metrics, odata, sessions, sse)
+                 managernetwork, memory, metrics, odata, sessions, sse)
 
 LOGIN = privileges.READ
 COMPONENT = privileges.COMPONENT
@@ -223,8 +224,9 @@ EXTENSION_POINTS = (
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
               LOGIN, "ServiceEntryPointUUID is the service root's UUID; "
               'ManagerForChassis names the Chassis holding its System; '
-              'LogServices',
-              after=(managers.manager_body, logservices.manager_link)),
+              'LogServices, NetworkProtocol and EthernetInterfaces',
+              after=(managers.manager_body, logservices.manager_link,
+                     managernetwork.manager_links)),
     _endpoint('manager_resource', '/redfish/v1/Managers/<identity>',
               {'PATCH': privileges.CONFIGURE_MANAGER}, 'outside the full '
               'feature set: 405 with Allow (sushy-tools raises an error '

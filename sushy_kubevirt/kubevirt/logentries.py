@@ -20,6 +20,7 @@ included, the newest :data:`MAX_ENTRIES` of them.
 """
 
 import datetime
+import re
 
 from sushy_kubevirt.kubevirt import fields
 
@@ -39,6 +40,8 @@ MAX_ENTRIES = 1000
 SECURITY = {'SessionCreated': 'Normal', 'LoginFailed': 'Warning',
             'AccountLockedOut': 'Warning', 'PrivilegeRefused': 'Warning',
             CLEARED: 'Normal'}
+#: The MessageId prefix of an Event's reason (no registry is served).
+MESSAGE_PREFIX = 'KubernetesEvent.1.0.'
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
 
 
@@ -173,6 +176,12 @@ def message(event):
     return ': '.join(parts)
 
 
+def message_id(event):
+    """``KubernetesEvent.1.0.<reason>``, the reason's letters and digits."""
+    return MESSAGE_PREFIX + (re.sub('[^A-Za-z0-9]', '', event.get(
+        'reason') or '') or 'Unknown')
+
+
 def entry(event, collection, origin=None):
     """The LogEntry of ``event`` in Entries collection ``collection``.
 
@@ -188,6 +197,7 @@ def entry(event, collection, origin=None):
         'Severity': severity(event),
         'Created': iso(when(event)),
         'Message': message(event),
+        'MessageId': message_id(event),
     }
     if origin:
         body['Links'] = {'OriginOfCondition': {'@odata.id': origin}}

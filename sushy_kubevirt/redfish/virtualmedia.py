@@ -14,7 +14,8 @@
 
 Bodies are checked before sushy-tools' views see them (the stock views
 answer 500 to a body that is not a JSON object), and a GET carries the
-driver's ``get_device_status()``: the import's Status and Oem.
+driver's ``get_device_status()``: the import's Status and Oem. An empty
+slot's ``Image`` and ``ImageName`` are null (sushy-tools renders ``""``).
 """
 
 import flask
@@ -53,6 +54,9 @@ def device_body(app, response):
 
     def edit(body):
         body.update(properties)
+        for key in ('Image', 'ImageName'):
+            if body.get(key) == '':
+                body[key] = None
         oem.typed(body, 'VirtualMedia')
         return True
     jsonbody.rewrite(response, edit)

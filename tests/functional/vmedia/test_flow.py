@@ -53,7 +53,7 @@ def test_ironic_flow(machine, images, sim, emulator):
         if set(device['MediaTypes']) & {'CD', 'DVD'}:
             cds.append(device)
     assert [d['Id'] for d in cds] == ['Cd']
-    assert cds[0]['Inserted'] is False and cds[0]['Image'] == ''
+    assert cds[0]['Inserted'] is False and cds[0]['Image'] is None
 
     sim.request_log.clear()
     answer = requests.post(

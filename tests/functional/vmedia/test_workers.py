@@ -130,7 +130,7 @@ def test_gunicorn_workers_agree(sim, images, workers):
         'POST', machine.cd + '/Actions/VirtualMedia.EjectMedia', json={})
     assert answer.status_code == 204, answer.text
     pids |= agreed(workers, machine.cd, lambda body: (
-        body['Image'], body['Inserted']) == ('', False), writer)
+        body['Image'], body['Inserted']) == (None, False), writer)
     # Ejecting the boot device makes Hdd the boot device, everywhere.
     pids |= agreed(workers, machine.path, lambda body: body['Boot'][
         'BootSourceOverrideTarget'] == 'Hdd', writer)
@@ -180,7 +180,7 @@ def test_replicas_agree(sim, images, replicas):
     # replica on two watches, in either order: await both.
     harness.wait_until(
         lambda: (one.media()['Image'], one.media()['Inserted']) == (
-            '', False) and requests.get(one.url(one.path), timeout=30)
+            None, False) and requests.get(one.url(one.path), timeout=30)
         .json()['Boot']['BootSourceOverrideTarget'] == 'Hdd', 10, 0.02,
         'empty, booting Hdd, on the first replica')
     assert one.dv() is None

@@ -88,11 +88,15 @@ def test_entry_fields():
         'Id': 'u1', 'Name': 'Log Entry u1', 'EntryType': 'Event',
         'Severity': 'Warning', 'Created': '2026-01-02T03:04:05+00:00',
         'Message': 'FailedScheduling: msg u1',
+        'MessageId': 'KubernetesEvent.1.0.FailedScheduling',
         'Links': {'OriginOfCondition': {
             '@odata.id': '/redfish/v1/Systems/S'}}}
     assert logentries.entry(event('u2'), '/c')['Severity'] == 'OK'
     assert 'Links' not in logentries.entry(event('u2'), '/c')
     assert logentries.message({'message': 'only'}) == 'only'
+    assert logentries.message_id({'reason': 'a-b c'}) == \
+        'KubernetesEvent.1.0.abc'
+    assert logentries.message_id({}) == 'KubernetesEvent.1.0.Unknown'
 
 
 def test_visible_oldest_first_bounded_and_cleared():
