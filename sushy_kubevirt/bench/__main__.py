@@ -38,6 +38,8 @@ FULL_SIZES = (100, 1000, 10000)
 LARGE_SIZES = (1000, 10000, 100000)
 QUICK_SERVER = 'devserver'
 QUICK_SCALE = 1000
+#: The scale mode's caches: one per namespace, or one cluster-wide.
+SCALE_MODES = ('namespaces', 'cluster')
 
 
 def _csv(choices):
@@ -90,6 +92,9 @@ def parse_args(argv=None):
         help='comma-separated VM counts for the scale mode (--quick: one '
         'count, default %d, 0 to skip)' % QUICK_SCALE)
     add('--scale-server', choices=emulators.SERVERS, default='devserver')
+    add('--scale-modes', choices=SCALE_MODES + ('both',),
+        help='the scale mode\'s caches: one per namespace, cluster-wide or '
+        'both (default: both with --large, else as --all-namespaces says)')
     add('--large', action='store_true',
         help='the scale mode only, at 1,000, 10,000 and 100,000 VMs (1,000 '
         'per namespace); heavy: about 5 minutes and 4 GB')
@@ -108,7 +113,8 @@ def parse_args(argv=None):
     add('--live-seconds', type=float, default=4.0,
         help='--quick: time bound of each load on the live path')
     add('--history', metavar='FILE',
-        help='--quick: append the run\'s record to this history')
+        help='--quick or --large: append the run\'s record to this '
+        'history')
     add('--accept', metavar='REASON',
         help='--history: the record\'s regressions are on purpose, for '
         'this reason (kept in the record as "accepted")')
@@ -122,8 +128,10 @@ def parse_args(argv=None):
     add('--output', default='bench-results.json')
     add('--workdir', help='keep configs and logs here (default: temp)')
     args = parser.parse_args(argv)
-    if (args.history or args.gate) and not args.quick:
-        parser.error('--history and --gate need --quick')
+    if args.gate and not args.quick:
+        parser.error('--gate needs --quick')
+    if args.history and not (args.quick or args.large):
+        parser.error('--history needs --quick or --large')
     if args.accept and not args.history:
         parser.error('--accept needs --history')
     if args.servers is None:
@@ -135,6 +143,12 @@ def parse_args(argv=None):
     if args.large:
         args.scale = args.scale or LARGE_SIZES
         args.warm_deadline = max(args.warm_deadline, 600.0)
+    if args.scale_modes == 'both' or (args.scale_modes is None
+                                      and args.large):
+        args.scale_modes = SCALE_MODES
+    else:
+        args.scale_modes = (args.scale_modes or (
+            'cluster' if args.all_namespaces else 'namespaces'),)
     return args
 
 
@@ -219,7 +233,7 @@ def run(args, workdir):
         sizes = args.scale or (FULL_SIZES if args.full else ())
         if sizes:
             document['scale'] = runner.scale(plan, sizes, args.scale_server,
-                                             log=log)
+                                             args.scale_modes, log=log)
         if args.profile or args.full:
             if profile.pyspy():
                 raw = os.path.join(workdir, 'profile.txt')
@@ -267,6 +281,10 @@ def main(argv=None):
         document = run(args, workdir)
         show(document, args.workloads)
         report.write_json(args.output, document)
+        if args.history and document.get('scale'):
+            history.append(args.history, dict(
+                history.provenance(), kind='scale',
+                figures=report.scale_record(document['scale'])))
         print('results: %s' % os.path.abspath(args.output))
         return 0
     finally:

@@ -126,6 +126,10 @@ class Emulator:
         """Total VmRSS of the server and its workers, in kB."""
         return sum(procs.rss_kb(self.proc.pid).values())
 
+    def peak_rss_kb(self):
+        """Total VmHWM (peak RSS) of the server and its workers, in kB."""
+        return sum(procs.rss_kb(self.proc.pid, 'VmHWM:').values())
+
     def cpu_s(self):
         """CPU seconds used by the server and its workers so far."""
         return procs.cpu_s(self.proc.pid)

@@ -238,6 +238,7 @@ def start(plan, server, mode, cluster=None):
             result['sync_s'], result['warm_s'] = _wait_warm(
                 port, ids, cluster, first_request, plan.warm_deadline_s)
         result['rss_kb'] = emu.rss_kb()
+        result['rss_peak_kb'] = emu.peak_rss_kb()
     except BaseException:
         emu.stop()
         raise

@@ -111,11 +111,11 @@ def _children(pid):
     return found
 
 
-def _rss_kb(pid):
+def _rss_kb(pid, field='VmRSS:'):
     try:
         with open('/proc/%d/status' % pid) as status:
             for line in status:
-                if line.startswith('VmRSS:'):
+                if line.startswith(field):
                     return int(line.split()[1])
     except OSError:
         pass
@@ -142,11 +142,14 @@ def cpu_s(pid):
     return ticks / os.sysconf('SC_CLK_TCK')
 
 
-def rss_kb(pid):
-    """``{pid: VmRSS kB}`` of a process and all its descendants."""
+def rss_kb(pid, field='VmRSS:'):
+    """``{pid: VmRSS kB}`` of a process and all its descendants.
+
+    ``field='VmHWM:'``: their peaks instead.
+    """
     result, todo = {}, [pid]
     while todo:
         current = todo.pop()
-        result[current] = _rss_kb(current)
+        result[current] = _rss_kb(current, field)
         todo.extend(_children(current))
     return result

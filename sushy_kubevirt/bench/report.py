@@ -149,25 +149,45 @@ def ratios_text(found):
 
 
 def scale_table(results):
-    """Sync, RSS (per VM over idle, and marginal between sizes), GETs."""
-    headers = ['VMs', 'ns', 'seed s', 'ready s', 'sync s', 'RSS idle MB',
-               'RSS MB', 'KB/VM', 'marginal', 'serial p50', 'p95', 'p99',
-               'pr32 p50', 'p95', 'p99', 'req/s']
-    rows, previous = [], None
+    """Sync, RSS (per VM over idle, peak, marginal between sizes), GETs."""
+    headers = ['VMs', 'ns', 'caches', 'seed s', 'ready s', 'sync s',
+               'RSS idle MB', 'RSS MB', 'peak MB', 'KB/VM', 'marginal',
+               'serial p50', 'p95', 'p99', 'pr32 p50', 'p95', 'p99',
+               'req/s']
+    rows, previous = [], {}
     for r in results:
+        scope = r.get('scope', 'namespaces')
         per_vm = (r['rss_kb'] - r['rss_idle_kb']) / r['vms']
-        marginal = previous and (r['rss_kb'] - previous['rss_kb']) / (
-            r['vms'] - previous['vms'])
+        before = previous.get(scope)
+        marginal = before and (r['rss_kb'] - before['rss_kb']) / (
+            r['vms'] - before['vms'])
         serial = r['workloads']['serial']['total']
         pr32 = r['workloads']['pr32']['total']
-        rows.append([r['vms'], r['namespaces'], r['seed_s'], r['ready_s'],
-                     r.get('sync_s'), r['rss_idle_kb'] / 1024.0,
-                     r['rss_kb'] / 1024.0, per_vm, marginal,
-                     serial['p50_ms'], serial['p95_ms'], serial['p99_ms'],
-                     pr32['p50_ms'], pr32['p95_ms'], pr32['p99_ms'],
-                     pr32['rps']])
-        previous = r
+        peak = r.get('rss_peak_kb')
+        rows.append([r['vms'], r['namespaces'], scope, r['seed_s'],
+                     r['ready_s'], r.get('sync_s'), r['rss_idle_kb'] / 1024.0,
+                     r['rss_kb'] / 1024.0, peak and peak / 1024.0, per_vm,
+                     marginal, serial['p50_ms'], serial['p95_ms'],
+                     serial['p99_ms'], pr32['p50_ms'], pr32['p95_ms'],
+                     pr32['p99_ms'], pr32['rps']])
+        previous[scope] = r
     return table(headers, rows)
+
+
+def scale_record(results):
+    """A ``scale`` history record: per caches and size, the figures."""
+    figures = {}
+    for r in results:
+        name = '%s %d' % (r.get('scope', 'namespaces'), r['vms'])
+        figures[name + ' sync s'] = r.get('sync_s')
+        figures[name + ' KB/VM'] = round(
+            (r['rss_kb'] - r['rss_idle_kb']) / r['vms'], 1)
+        if r.get('rss_peak_kb'):
+            figures[name + ' peak/steady RSS'] = round(
+                r['rss_peak_kb'] / r['rss_kb'], 2)
+        figures[name + ' GET p50 ms'] = \
+            r['workloads']['serial']['total']['p50_ms']
+    return figures
 
 
 def write_json(path, document):

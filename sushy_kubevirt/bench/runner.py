@@ -70,8 +70,15 @@ def side_by_side(plan, servers, modes, profiles=PROFILES, log=print):
     return {'clusters': clusters, 'runs': runs}
 
 
-def scale(plan, sizes, server='devserver', log=print):
-    """Sync time, RSS per VM and GET latency of the warm driver at sizes."""
+def scale(plan, sizes, server='devserver', modes=('namespaces',),
+          log=print):
+    """Sync time, RSS per VM and GET latency of the warm driver at sizes.
+
+    Each size seeds one cluster; each of ``modes`` (``namespaces``: the
+    emulator lists the cluster's namespaces, one cache per namespace;
+    ``cluster``: one cluster-wide cache per resource) then runs on it in
+    an emulator of its own.
+    """
     results = []
     for vms in sizes:
         namespaces = max(1, vms // 1000)
@@ -82,11 +89,17 @@ def scale(plan, sizes, server='devserver', log=print):
         log('  scale %d VMs in %d namespaces' % (vms, namespaces))
 
         def body(cluster):
-            result = measure.measure(sized, server, 'warm', cluster)
-            result['seed_s'] = round(cluster.seed_s, 3)
-            result['namespaces'] = namespaces
-            return result
-        results.append(_with_cluster(sized, 0, None, body))
+            each = []
+            for mode in modes:
+                log('    %s' % mode)
+                moded = dataclasses.replace(
+                    sized, all_namespaces=mode == 'cluster')
+                result = measure.measure(moded, server, 'warm', cluster)
+                result.update(seed_s=round(cluster.seed_s, 3),
+                              namespaces=namespaces, scope=mode)
+                each.append(result)
+            return each
+        results += _with_cluster(sized, 0, None, body)
     return results
 
 
