@@ -191,6 +191,14 @@ def _stream(service, owner, alternatives, since):
         service.unlisten(listener)
 
 
+def _accepted(accept):
+    """Whether an ``Accept`` header takes the stream (parameters aside)."""
+    if not accept:
+        return True
+    types = {part.split(';')[0].strip().lower() for part in accept.split(',')}
+    return bool(types & {MEDIA_TYPE, 'text/*', '*/*'})
+
+
 @base.route(URI, GET=privileges.LOGIN)
 def server_sent_events():
     request = flask.request
@@ -198,8 +206,7 @@ def server_sent_events():
     if service is None:
         raise messages.RedfishError(
             'ResourceNotFound', 'EventService', URI, code=404)
-    if request.headers.get('Accept') and \
-            not request.accept_mimetypes.best_match([MEDIA_TYPE]):
+    if not _accepted(request.headers.get('Accept')):
         raise messages.RedfishError(
             'GeneralError', code=406, detail='The event stream is %s; the '
             'request accepts only %s' % (MEDIA_TYPE,

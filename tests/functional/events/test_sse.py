@@ -86,6 +86,9 @@ def test_bad_filter_and_accept_are_errors(emulator):
     assert answer.status_code == 406
     assert answer.headers['Content-Type'].startswith('application/json')
     assert '@Message.ExtendedInfo' in answer.json()['error']
+    for accept in ('text/event-stream;charset=utf-8', 'text/*, */*;q=0.1'):
+        with sse.Stream(emulator.url, headers={'Accept': accept}) as stream:
+            assert stream.response.status_code == 200, accept
 
 
 def test_streams_are_bounded(emulator, monkeypatch):
