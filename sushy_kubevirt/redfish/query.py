@@ -95,6 +95,9 @@ def _parse(args):
     for name in ('$skip', '$top'):
         if name in args:
             query[name] = _number(args, name)
+    if query.get('$top') == 0:
+        raise messages.RedfishError('QueryParameterOutOfRange', '0', '$top',
+                                    '1 or more')
     if '$expand' in args:
         found = _EXPAND.match(args['$expand'])
         if found is None:

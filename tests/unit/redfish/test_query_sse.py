@@ -44,6 +44,7 @@ def test_parse(args, expected):
     ({'$expand': '~($levels=0)'}, 'QueryParameterOutOfRange'),
     ({'$select': 'A,,B'}, 'QueryParameterValueFormatError'),
     ({'$top': '1.5'}, 'QueryParameterValueTypeError'),
+    ({'$top': '0'}, 'QueryParameterOutOfRange'),
     ({'only': 'yes'}, 'QueryParameterValueFormatError'),
 ])
 def test_parse_refuses(args, message_id):
