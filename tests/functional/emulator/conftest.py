@@ -71,4 +71,4 @@ def emulator(config_file):
 def redfish(emulator):
     """A sushy client, the Redfish library Ironic uses."""
     return sushy.Sushy(emulator.url + '/redfish/v1/',
-                       server_side_retries=0)
+                       auth=harness.NoAuth(), server_side_retries=0)

@@ -27,6 +27,7 @@ import threading
 import time
 
 import requests
+from sushy import auth as sushy_auth
 from sushy_tools.emulator import main
 from werkzeug import serving
 
@@ -256,3 +257,17 @@ class InProcess:
         main.app.config.clear()
         main.app.config.update(self._saved)
         main.app._cache = {}
+
+
+class NoAuth(sushy_auth.AuthBase):
+    """sushy without credentials, for an emulator that asks for none.
+
+    sushy's default tries a session, then Basic auth with ``None`` user
+    and password (which requests deprecates).
+    """
+
+    def _do_authenticate(self):
+        pass
+
+    def can_refresh_session(self):
+        return False

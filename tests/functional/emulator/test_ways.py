@@ -59,7 +59,8 @@ def _bad_input(sim, url, machine):
 
 
 def _scenario(sim, url, machine):
-    conn = sushy.Sushy(url + '/redfish/v1/', server_side_retries=0)
+    conn = sushy.Sushy(url + '/redfish/v1/', auth=harness.NoAuth(),
+                       server_side_retries=0)
     members = conn.get_system_collection().members_identities
     assert machine.path in members and len(members) == sim.vms
 

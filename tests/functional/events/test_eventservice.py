@@ -195,7 +195,7 @@ def test_filters(sim, emulator, receiver):
 
 def test_subscription_and_test_event_with_sushy(emulator, receiver):
     client = sushy.Sushy(emulator.url + '/redfish/v1/',
-                         server_side_retries=0)
+                         auth=harness.NoAuth(), server_side_retries=0)
     service = client.get_event_service()
     assert service.service_enabled is True
     # What Ironic's redfish vendor passthru create_subscription sends.
