@@ -45,6 +45,7 @@ THRESHOLD = 30.0
 _EPSILON = 1e-6
 #: Figures the trend table shows after the gated rows.
 SHOWN = ('warm/fake get req/s best', 'warm/fake poll req/s best',
+         'warm/ceiling get req/s median pair',
          'warm/live get', 'warm/live poll', 'get warm p50 ms',
          'get warm p99 ms', 'poll warm p50 ms', 'poll warm p99 ms',
          'scale 1000 sync s', 'scale 1000 KB/VM', 'duration s')
@@ -120,6 +121,17 @@ def record(document):
         figures['warm/live %s' % kind] = (
             round(found['warm']['total']['rps'] / live['total']['rps'], 1)
             if live['total']['rps'] else None)
+    for kind, found in (document.get('ceiling') or {}).items():
+        # The emulator's share of what Flask and its server allow.
+        ratios['warm/ceiling %s per CPU s' % kind] = found['cpu']
+        figures['warm/ceiling %s req/s median pair' % kind] = found['rps']
+        figures['warm/ceiling %s req/s best' % kind] = found['best']
+        figures['warm/ceiling %s req/s pairs' % kind] = found['pairs_rps']
+        figures['%s ceiling runs rps' % kind] = found['runs_rps']['fake']
+        figures['%s ceiling CPU ms/request' % kind] = found['cpu_ms']['fake']
+        _run_figures('%s ceiling' % kind, found['fake'], figures)
+        errors += found['errors']
+        failures += found['failures']
     for mode in ('warm', 'live'):
         errors += _calls(mode, document[mode].get('calls'), calls, failures)
     for mode in ('warm', 'fake', 'live'):

@@ -23,7 +23,10 @@ On one cluster (``--vms``, default 50) and one server:
    runs: the other tenants of a shared machine only ever add to it (a
    starved or shared core, a cold cache), and taking turns exposes both
    sides to the same spells of load;
-3. the live-read path: its API calls per request kind and its throughput
+3. the same warm emulator and its ceiling (:mod:`.ceiling`: a bare Flask
+   app on the same server answering the same bytes from a dict), loaded
+   in turns with System GETs;
+4. the live-read path: its API calls per request kind and its throughput
    (bounded by ``--live-seconds``).
 
 Then a fresh cluster of ``--scale`` VMs (default 1,000) for sync time and
@@ -33,6 +36,7 @@ RSS per VM.
 import dataclasses
 import statistics
 
+from sushy_kubevirt.bench import ceiling
 from sushy_kubevirt.bench import cluster as cluster_mod
 from sushy_kubevirt.bench import load
 from sushy_kubevirt.bench import measure
@@ -46,6 +50,8 @@ TIME_SCALE = 10.0
 SETTLE_S = 0.4
 #: Request kinds of the load: name -> load workload.
 LOADS = {'get': 'pr32', 'poll': 'ironic'}
+#: Those the ceiling (:mod:`.ceiling`) answers.
+CEILING_LOADS = {'get': 'pr32'}
 
 
 def _spec(plan, port, ids, workload, seconds):
@@ -85,10 +91,12 @@ def _loaded(emu, spec):
     return result
 
 
-def interleave(plan, targets, pairs, cluster=None):
+def interleave(plan, targets, pairs, cluster=None, loads=LOADS):
     """Load the warm and fake emulators in turns; return both and ratios.
 
-    ``targets`` maps 'warm' and 'fake' to ``(emulator, system ids)``.
+    ``targets`` maps 'warm' and 'fake' (or the ceiling,
+    :mod:`.ceiling`) to ``(emulator, system ids)``; ``loads`` maps request
+    kinds to load workloads.
     Returns ``{kind: {'warm': run, 'fake': run, 'cpu': fake/warm ratio
     of each side's least CPU seconds per request, 'best': warm/fake ratio
     of each side's best throughput, 'rps': median of the pairs' warm/fake
@@ -96,7 +104,7 @@ def interleave(plan, targets, pairs, cluster=None):
     where a run is the median run (by throughput) of a side.
     """
     found = {}
-    for kind, workload in LOADS.items():
+    for kind, workload in loads.items():
         runs, pair_rps, pair_cpu = {'warm': [], 'fake': []}, [], []
         warm_calls = warm_requests = 0
         for index in range(pairs):
@@ -189,6 +197,14 @@ def run(plan, server, pairs, live_seconds, scale_vms, log=print):
                     pairs, cluster)
             finally:
                 fake.stop()
+            log('  %s warm and its ceiling in turns' % server)
+            limit = ceiling.start(warm, ids, plan.workdir)
+            try:
+                document['ceiling'] = interleave(
+                    plan, {'warm': (warm, ids), 'fake': (limit, ids)},
+                    pairs, loads=CEILING_LOADS)
+            finally:
+                limit.stop()
         finally:
             warm.stop()
         log('  %s live' % server)
