@@ -24,6 +24,7 @@ import sys
 import tempfile
 import time
 
+from sushy_kubevirt.bench import ceiling
 from sushy_kubevirt.bench import emulators
 from sushy_kubevirt.bench import history
 from sushy_kubevirt.bench import imageserver
@@ -38,6 +39,7 @@ FULL_SIZES = (100, 1000, 10000)
 LARGE_SIZES = (1000, 10000, 100000)
 QUICK_SERVER = 'devserver'
 QUICK_SCALE = 1000
+CEILING_SIZES = (1000, 10000)
 #: The scale mode's caches: one per namespace, or one cluster-wide.
 SCALE_MODES = ('namespaces', 'cluster')
 
@@ -103,6 +105,11 @@ def parse_args(argv=None):
         'instead of listing the cluster\'s')
     add('--full', action='store_true',
         help='also scale to 100, 1,000 and 10,000 VMs and profile')
+    add('--ceiling', type=_sizes, default=(),
+        help='comma-separated VM counts at which each server is loaded in '
+        'turns with its ceiling (a bare Flask app answering the same '
+        'bytes; only this and --scale; --full: %s)'
+        % ','.join(map(str, CEILING_SIZES)))
     add('--profile', action='store_true',
         help='profile the warm hot path with py-spy')
     add('--quick', action='store_true',
@@ -223,7 +230,7 @@ def run(args, workdir):
         profiles = runner.PROFILES[:1]
         if args.latency_ms:
             profiles += ((args.latency_ms, args.max_qps or None),)
-        if args.large:
+        if args.large or args.ceiling:
             document['runs'] = []
         else:
             log('side by side: %d VMs in %d namespaces'
@@ -234,6 +241,10 @@ def run(args, workdir):
         if sizes:
             document['scale'] = runner.scale(plan, sizes, args.scale_server,
                                              args.scale_modes, log=log)
+        sizes = args.ceiling or (CEILING_SIZES if args.full else ())
+        if sizes:
+            document['ceiling'] = quick.ceilings(plan, sizes, args.servers,
+                                                 args.pairs, log)
         if args.profile or args.full:
             if profile.pyspy():
                 raw = os.path.join(workdir, 'profile.txt')
@@ -260,6 +271,9 @@ def show(document, workloads):
     if document.get('scale'):
         _print('scale (warm, %s)' % document['scale'][0]['server'],
                report.scale_table(document['scale']))
+    if document.get('ceiling'):
+        _print('the emulator beside its ceiling (warm GET /Systems/{id})',
+               ceiling.table(document['ceiling']))
     if document.get('profile'):
         _print('profile', profile.text(document['profile']))
     machine = document['machine']

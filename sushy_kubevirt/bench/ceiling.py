@@ -116,6 +116,20 @@ def start(emulator, ids, workdir):
     return ceiling
 
 
+def table(entries):
+    """Text table of :func:`.quick.ceilings`' entries."""
+    lines = ['%-7s %-10s %9s %9s %8s %8s %10s %10s' % (
+        'VMs', 'server', 'req/s', 'ceiling', 'share', 'CPU', 'p99 ms',
+        'ceil p99')]
+    for entry in entries:
+        get = entry['get']
+        lines.append('%-7d %-10s %9s %9s %8s %8s %10s %10s' % (
+            entry['vms'], entry['server'], get['warm']['total']['rps'],
+            get['fake']['total']['rps'], get['rps'], get['cpu'],
+            get['warm']['total']['p99_ms'], get['fake']['total']['p99_ms']))
+    return '\n'.join(lines)
+
+
 def main(argv=None):
     answers, port = (argv or sys.argv[1:])[:2]
     create(answers).run(host='127.0.0.1', port=int(port), threaded=True,

@@ -216,3 +216,37 @@ def run(plan, server, pairs, live_seconds, scale_vms, log=print):
         document['scale'] = runner.scale(plan, (scale_vms,),
                                          'devserver', log=lambda m: None)[0]
     return document
+
+
+def ceilings(plan, sizes, servers, pairs, log=print):
+    """The warm emulator and its ceiling in turns, per size and server.
+
+    Each size seeds a cluster (1,000 VMs a namespace); returns one entry
+    per size and server with :func:`interleave`'s ``get`` figures.
+    """
+    found = []
+    for vms in sizes:
+        sized = dataclasses.replace(
+            plan, vms=vms, namespaces=max(1, vms // 1000), calls_requests=0,
+            lag_samples=0, warm_deadline_s=max(plan.warm_deadline_s,
+                                               60.0 + vms / 20.0))
+        cluster = cluster_mod.Cluster(sized.workdir, vms, sized.namespaces)
+        try:
+            for server in servers:
+                log('  ceiling %s at %d VMs' % (server, vms))
+                warm, _, ids = measure.start(sized, server, 'warm', cluster)
+                try:
+                    limit = ceiling.start(warm, ids, sized.workdir)
+                    try:
+                        get = interleave(
+                            sized, {'warm': (warm, ids),
+                                    'fake': (limit, ids)},
+                            pairs, loads=CEILING_LOADS)['get']
+                    finally:
+                        limit.stop()
+                finally:
+                    warm.stop()
+                found.append({'vms': vms, 'server': server, 'get': get})
+        finally:
+            cluster.stop()
+    return found
