@@ -37,8 +37,11 @@ import requests
 from tests.functional.emulator import harness
 import yaml
 
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import sessionstore
 from sushy_kubevirt import config
+from sushy_kubevirt import plugin  # noqa: F401 (declares the routes)
+from sushy_kubevirt.redfish import base as redfish_base
 from sushy_kubevirt.simulator import Simulator
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -205,6 +208,16 @@ def test_deployment_runs_the_image_as_built():
     configmap = volumes[mounts[str(conf.parent)]]['configMap']['name']
     assert conf.name in find(objects, 'ConfigMap', configmap)['data']
     assert '/tmp' in mounts  # gunicorn and sushy-tools state, read-only root
+    # Probes: paths served without credentials (else never ready or
+    # alive with an auth file), readiness on the watch cache's sync.
+    open_paths = {r.rule for r in redfish_base.ROUTES
+                  if set(r.privileges.values()) == {privileges.NO_AUTH}}
+    assert emulator['readinessProbe']['httpGet']['path'] == '/healthz'
+    for probe in ('readinessProbe', 'livenessProbe'):
+        assert emulator[probe]['httpGet']['port'] == 'redfish'
+        assert emulator[probe]['httpGet']['path'] in open_paths, probe
+    for kind in ('requests', 'limits'):
+        assert set(emulator['resources'][kind]) == {'cpu', 'memory'}
     kustomization = yaml.safe_load((BASE / 'kustomization.yaml').read_text())
     assert kustomization['images'] == [{'name': 'sushy-kubevirt',
                                         'newTag': 'latest'}]
