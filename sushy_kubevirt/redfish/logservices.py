@@ -113,20 +113,20 @@ def _systems():
     return systems
 
 
-def _system(identity, log_id=SYSTEM_LOG):
+def _system(identity):
     """The systems driver and the System's ``@odata.id``, else a 404."""
     systems = _systems()
-    if log_id != SYSTEM_LOG or api_utils.instance_denied(identity=identity):
+    if api_utils.instance_denied(identity=identity):
         raise error.NotFound()
     systems.find_vm(identity)
     return systems, SYSTEM % identity
 
 
-def _manager(identity, log_id=SECURITY_LOG):
+def _manager(identity):
     """The systems driver and the Manager's ``@odata.id``, else a 404."""
     app = flask.current_app
     systems = _systems()
-    if log_id != SECURITY_LOG or app.feature_set == 'minimum' or \
+    if app.feature_set == 'minimum' or \
             not hasattr(systems, 'sessions'):
         raise error.NotFound()
     app.managers.get_manager(identity)
@@ -154,34 +154,36 @@ def system_collection(identity):
     return base.json_response(collection(_system(identity)[1], SYSTEM_LOG))
 
 
-@base.route('/redfish/v1/Systems/<identity>/LogServices/<log_id>',
-            GET=privileges.LOGIN)
-def system_service(identity, log_id):
-    return base.json_response(service(_system(identity, log_id)[1], log_id,
+_SYSTEM_LOG = '/redfish/v1/Systems/<identity>/LogServices/' + SYSTEM_LOG
+_SECURITY_LOG = '/redfish/v1/Managers/<identity>/LogServices/' + \
+    SECURITY_LOG
+
+
+@base.route(_SYSTEM_LOG, GET=privileges.LOGIN)
+def system_service(identity):
+    return base.json_response(service(_system(identity)[1], SYSTEM_LOG,
                                       _now()))
 
 
-@base.route('/redfish/v1/Systems/<identity>/LogServices/<log_id>/Entries',
-            GET=privileges.LOGIN)
-def system_entries(identity, log_id):
-    systems, owner = _system(identity, log_id)
+@base.route(_SYSTEM_LOG + '/Entries', GET=privileges.LOGIN)
+def system_entries(identity):
+    systems, owner = _system(identity)
     return base.json_response(entries(
-        owner, log_id, logs.system_events(systems, identity), owner))
+        owner, SYSTEM_LOG, logs.system_events(systems, identity), owner))
 
 
-@base.route('/redfish/v1/Systems/<identity>/LogServices/<log_id>/Entries'
-            '/<entry_id>', GET=privileges.LOGIN)
-def system_entry(identity, log_id, entry_id):
-    systems, owner = _system(identity, log_id)
-    path = '%s/LogServices/%s/Entries' % (owner, log_id)
+@base.route(_SYSTEM_LOG + '/Entries/<entry_id>', GET=privileges.LOGIN)
+def system_entry(identity, entry_id):
+    systems, owner = _system(identity)
+    path = '%s/LogServices/%s/Entries' % (owner, SYSTEM_LOG)
     return base.json_response(_one(logs.system_events(systems, identity),
                                    entry_id, path, owner))
 
 
-@base.route('/redfish/v1/Systems/<identity>/LogServices/<log_id>/Actions/'
-            + CLEAR, POST=privileges.CONFIGURE_COMPONENTS)
-def system_clear(identity, log_id):
-    systems, _ = _system(identity, log_id)
+@base.route(_SYSTEM_LOG + '/Actions/' + CLEAR,
+            POST=privileges.CONFIGURE_COMPONENTS)
+def system_clear(identity):
+    systems, _ = _system(identity)
     _check_clear_body()
     logs.clear_system(systems, identity, _user())
     return flask.Response(status=204)
@@ -194,34 +196,31 @@ def manager_collection(identity):
                                          SECURITY_LOG))
 
 
-@base.route('/redfish/v1/Managers/<identity>/LogServices/<log_id>',
-            GET=privileges.LOGIN)
-def manager_service(identity, log_id):
-    return base.json_response(service(_manager(identity, log_id)[1], log_id,
+@base.route(_SECURITY_LOG, GET=privileges.LOGIN)
+def manager_service(identity):
+    return base.json_response(service(_manager(identity)[1], SECURITY_LOG,
                                       _now()))
 
 
-@base.route('/redfish/v1/Managers/<identity>/LogServices/<log_id>/Entries',
-            GET=privileges.LOGIN)
-def manager_entries(identity, log_id):
-    systems, owner = _manager(identity, log_id)
-    return base.json_response(entries(owner, log_id,
+@base.route(_SECURITY_LOG + '/Entries', GET=privileges.LOGIN)
+def manager_entries(identity):
+    systems, owner = _manager(identity)
+    return base.json_response(entries(owner, SECURITY_LOG,
                                       logs.security_events(systems)))
 
 
-@base.route('/redfish/v1/Managers/<identity>/LogServices/<log_id>/Entries'
-            '/<entry_id>', GET=privileges.LOGIN)
-def manager_entry(identity, log_id, entry_id):
-    systems, owner = _manager(identity, log_id)
-    path = '%s/LogServices/%s/Entries' % (owner, log_id)
-    return base.json_response(_one(logs.security_events(systems), entry_id,
+@base.route(_SECURITY_LOG + '/Entries/<record_id>', GET=privileges.LOGIN)
+def manager_entry(identity, record_id):
+    systems, owner = _manager(identity)
+    path = '%s/LogServices/%s/Entries' % (owner, SECURITY_LOG)
+    return base.json_response(_one(logs.security_events(systems), record_id,
                                    path))
 
 
-@base.route('/redfish/v1/Managers/<identity>/LogServices/<log_id>/Actions/'
-            + CLEAR, POST=privileges.CONFIGURE_MANAGER)
-def manager_clear(identity, log_id):
-    systems, _ = _manager(identity, log_id)
+@base.route(_SECURITY_LOG + '/Actions/' + CLEAR,
+            POST=privileges.CONFIGURE_MANAGER)
+def manager_clear(identity):
+    systems, _ = _manager(identity)
     _check_clear_body()
     logs.clear_security(systems, _user())
     return flask.Response(status=204)

@@ -116,12 +116,10 @@ def manager_interfaces(identity):
     return base.json_response(interfaces(identity))
 
 
-@base.route('/redfish/v1/Managers/<identity>/EthernetInterfaces/<nic_id>',
-            GET=privileges.LOGIN)
-def manager_interface(identity, nic_id):
+@base.route('/redfish/v1/Managers/<identity>/EthernetInterfaces/'
+            + INTERFACE, GET=privileges.LOGIN)
+def manager_interface(identity):
     _manager(identity)
-    if nic_id != INTERFACE:
-        raise error.NotFound()
     return base.json_response(interface(identity, _served()[1]))
 
 
