@@ -25,7 +25,8 @@ Derived from the store's changes (old and new object), written as core
 They are written from the recorder's own scheduler thread, never from
 the store's callback. As kube-apiserver's ``--event-ttl`` bounds the
 Events, the recorder keeps at most :data:`MAX_EVENTS` of its own: the
-oldest is deleted past that.
+oldest is deleted past that. A store without Events (the controllers
+driving a real API server, with its chosen types) records none.
 """
 
 import collections
@@ -127,7 +128,10 @@ class Recorder:
 
     def __init__(self, sim):
         self.store = sim.store
-        self.events = sim.store.resource('', 'events')
+        try:
+            self.events = sim.store.resource('', 'events')
+        except KeyError:    # a store of the real cluster's chosen types
+            self.events = None
         _delays, self.scheduler = clock.for_controller(sim, {},
                                                        'sim-events')
         self._seq = itertools.count()
@@ -142,6 +146,8 @@ class Recorder:
         self.scheduler.stop()
 
     def on_event(self, event, rt, obj, old):
+        if self.events is None:
+            return
         if rt.key == model.VMI_RT.key:
             found = vm_events(event, obj, old)
         elif rt.key == cdi.DV_RT.key:
