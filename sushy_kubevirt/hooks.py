@@ -39,6 +39,11 @@ from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import eventservice
 
 
+#: Set when a ``base.EVERY`` before handler answered: the answer is final
+#: (the endpoint's after handlers edit the stock view's).
+_ANSWERED = 'sushy_kubevirt.answered'
+
+
 @dataclasses.dataclass(frozen=True)
 class Point:
     """One sushy-tools extension point and what the plugin adds there."""
@@ -131,6 +136,7 @@ def install(app, points, stock_error_handler):
         for handler in every_before:
             response = handler(app, **(request.view_args or {}))
             if response is not None:
+                request.environ[_ANSWERED] = True
                 return response
         handler = befores.get((request.endpoint, request.method))
         if handler is not None:
@@ -139,7 +145,8 @@ def install(app, points, stock_error_handler):
 
     def after_request(response):
         request = flask.request
-        handlers = afters.get(request.endpoint, ())
+        handlers = () if request.environ.get(_ANSWERED) else \
+            afters.get(request.endpoint, ())
         if request.method in ('GET', 'HEAD') and \
                 response.status_code == 200:
             for handler in handlers:

@@ -72,6 +72,7 @@ from sushy_kubevirt.redfish import metrics
 from sushy_kubevirt.redfish import odata
 from sushy_kubevirt.redfish import processors
 from sushy_kubevirt.redfish import query
+from sushy_kubevirt.redfish import rendered
 from sushy_kubevirt.redfish import responses
 from sushy_kubevirt.redfish import root
 from sushy_kubevirt.redfish import services
@@ -136,6 +137,9 @@ EXTENSION_POINTS = (
            'ETag, If-None-Match (304) and If-Match (412) under a System; '
            'Cache-Control; Allow and Link (describedby) on a GET',
            before=etags.check, after=(etags.after, responses.after)),
+    _every('for plugin drivers: a System GET without a query is rendered '
+           'once per ETag, then answered with the same bytes',
+           before=rendered.answer, after=(rendered.keep,)),
     _endpoint('root_resource', '/redfish/v1/', {'GET': privileges.NO_AUTH},
               'links the EventService when SUSHY_EMULATOR_KUBEVIRT_EVENTS_'
               'NAMESPACE is set; Links.Sessions and the SessionService; no '

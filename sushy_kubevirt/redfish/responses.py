@@ -151,9 +151,10 @@ def finish(response):
         allow = _served(request.url_rule.rule)
         if allow:
             response.headers.setdefault('Allow', allow)
-        if response.mimetype == 'application/json':
-            response.headers.setdefault('Link', '<%s>; rel=describedby'
-                                        % _described_by(response.get_data()))
+        if response.mimetype == 'application/json' and \
+                'Link' not in response.headers:
+            response.headers['Link'] = '<%s>; rel=describedby' % \
+                _described_by(response.get_data())
     if response.status_code == 405 and 'Allow' not in response.headers:
         _allow(response)
     if response.status_code >= 400:

@@ -1,0 +1,47 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""A System's GET is rendered once per ETag, and again when it changes."""
+
+import requests
+from tests.functional.emulator import harness
+
+
+def _answer(url, **headers):
+    response = requests.get(url, headers=headers, timeout=30)
+    kept = {k: v for k, v in response.headers.items() if k != 'Date'}
+    return response.status_code, kept, response.content
+
+
+def test_the_kept_answer_is_the_rendered_one(sim, emulator, machine):
+    url = emulator.url + machine.path
+    harness.wait_caught_up(sim, url, machine.name)
+    first = _answer(url)
+    assert first[0] == 200 and first[1]['ETag'] == harness.etag(
+        sim, machine.name)
+    assert all(_answer(url) == first for _ in range(3))
+    # A query or a conditional GET is answered as it always was.
+    assert _answer(url + '?$select=Name')[2] != first[2]
+    status, headers, body = _answer(url, **{'If-None-Match':
+                                            first[1]['ETag']})
+    assert (status, body, 'Link' in headers) == (304, b'', False)
+
+
+def test_a_change_is_rendered_again(sim, emulator, machine):
+    url = emulator.url + machine.path
+    for led in ('Blinking', 'Off'):
+        response = requests.patch(url, json={'IndicatorLED': led},
+                                  timeout=30)
+        assert response.status_code in (200, 204), response.text
+        shown = harness.wait_caught_up(sim, url, machine.name)
+        assert shown.json()['IndicatorLED'] == led
+        assert _answer(url)[2] == shown.content
