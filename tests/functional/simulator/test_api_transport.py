@@ -19,6 +19,7 @@ disconnects being reported as server errors.
 
 import logging
 import socket
+import ssl
 import struct
 import time
 
@@ -87,6 +88,21 @@ def test_accepted_sockets_have_tcp_nodelay(simulator):
         for sock in sockets:
             assert sock.getsockopt(socket.IPPROTO_TCP,
                                    socket.TCP_NODELAY) == 1
+    finally:
+        conn.close()
+
+
+def test_https_keeps_the_connection_alive(simulator):
+    conn = apitools.http_connection(simulator)
+    try:
+        socks = []
+        for _ in range(3):
+            conn.request('GET', '/version')
+            assert conn.getresponse().read()
+            socks.append(conn.sock)
+        assert isinstance(socks[0], ssl.SSLSocket)
+        assert socks == [socks[0]] * 3  # one handshake for three requests
+        assert len(simulator._api._connections) == 1
     finally:
         conn.close()
 
