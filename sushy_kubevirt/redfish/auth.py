@@ -45,16 +45,22 @@ per process); a user of the auth file locked out
 the same 401 as for a wrong password, and so does a user the accounts
 file (:mod:`sushy_kubevirt.accounts.accountsfile`) names not. bcrypt
 reads at most 72 bytes of a password: a longer one is refused (after a
-check of the same cost), never truncated.
+check of the same cost), never truncated. Credentials bcrypt accepted
+are remembered (a digest, at most 1,024 per process) until the file's
+entry changes: the next request of that user costs no bcrypt check, and
+a locked-out user is still refused.
 """
 
 import base64
 import binascii
 import functools
+import hashlib
 import json
 import logging
+import threading
 
 import bcrypt
+import cachetools
 from sushy_tools.emulator import main
 from werkzeug import wrappers
 
@@ -86,6 +92,9 @@ USER_KEY = 'sushy_kubevirt.user'
 ACCOUNT_KEY = 'sushy_kubevirt.account'
 #: The longest bearer token sent to the API server for review.
 MAX_TOKEN = 16384
+#: Credentials bcrypt accepted lately (digests), at most this many.
+_VERIFIED = cachetools.LRUCache(secretaccounts.REMEMBERED)
+_VERIFIED_LOCK = threading.Lock()
 
 
 def users(auth_file):
@@ -123,10 +132,34 @@ def _checkpw(password, digest):
         return False
 
 
+def _remembered(user, password, digest):
+    """:func:`_checkpw`, skipped for credentials it accepted lately.
+
+    Remembered by a digest of the user, the password and the file's
+    bcrypt hash: a changed or removed entry of the file is checked anew.
+    """
+    key = hashlib.sha256(b'\0'.join((
+        user.encode('utf-8'), _bytes(password), digest))).digest()
+    with _VERIFIED_LOCK:
+        if _VERIFIED.get(key):
+            return True
+    correct = _checkpw(password, digest)
+    if correct:
+        with _VERIFIED_LOCK:
+            _VERIFIED[key] = True
+    return correct
+
+
+def _bytes(password):
+    return password.encode('utf-8') if isinstance(password, str) \
+        else password
+
+
 def verify(auth_file, user, password, lockout=None):
     """True when ``user``/``password`` (str, bytes) match the file.
 
-    Exactly one bcrypt check whatever the outcome. With a ``lockout``
+    One bcrypt check whatever the outcome, but none for credentials it
+    accepted lately (:func:`_remembered`). With a ``lockout``
     (:class:`~sushy_kubevirt.accounts.lockout.Lockout`), the attempt of a
     user of the file is counted and a locked one refused.
     """
@@ -137,7 +170,7 @@ def verify(auth_file, user, password, lockout=None):
     if digest is None:
         _checkpw(password, dummy)
         return False
-    correct = _checkpw(password, digest)
+    correct = _remembered(user, password, digest)
     if lockout is None:
         return correct
     return lockout.attempt(user, correct)
