@@ -30,6 +30,9 @@ from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import query
 
 SYSTEMS = '/redfish/v1/Systems/'
+#: The WSGI environ key of this GET's System ETag, once computed (the
+#: request reads one snapshot of the cache: it cannot change).
+KNOWN = 'sushy_kubevirt.etag'
 WRITES = ('PATCH', 'POST', 'PUT', 'DELETE')
 
 
@@ -95,8 +98,10 @@ def after(app, response):
             flask.request.method not in ('GET', 'HEAD'):
         return
     systems = base.systems_driver(app, 'get_etag')
+    current = flask.request.environ.get(KNOWN)
     try:
-        current = systems.get_etag(ident) if systems is not None else None
+        if current is None and systems is not None:
+            current = systems.get_etag(ident)
     except error.FishyError:
         current = None
     if current is not None:

@@ -29,6 +29,7 @@ from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import etags
 
 ENDPOINT = 'system_resource'
 #: Systems whose answer a process keeps at most (then it starts afresh).
@@ -58,6 +59,7 @@ def answer(app, identity=None, **view_args):
     except error.FishyError:
         return None   # the stock view answers (not found, an alias...)
     flask.request.environ[_KEY] = current
+    flask.request.environ[etags.KNOWN] = current
     kept = _KEPT.get(systems, {}).get(identity)
     if kept is None or kept[0] != current:
         return None
