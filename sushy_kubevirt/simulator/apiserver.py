@@ -14,8 +14,9 @@
 
 ``ApiServer`` binds, serves one thread per connection (over TLS when
 given a server ``ssl.SSLContext``; the handshake runs in the
-connection's thread) and can cut every connection at once
-(stop/restart). ``_Handler`` turns one request into an
+connection's thread; a plain HTTP request there gets Go's 400 "Client
+sent an HTTP request to an HTTPS server.") and can cut every connection
+at once (stop/restart). ``_Handler`` turns one request into an
 answer with kube-apiserver's filter order: authentication (401), then
 priority and fairness (429), then authorization (403), then the handler
 (``routing.handle``, or ``watch.serve`` for a watch). Fault rules
@@ -43,6 +44,11 @@ from sushy_kubevirt.simulator import watch
 LOG = logging.getLogger(__name__)
 
 NOT_FOUND_TEXT = '404 page not found\n'
+#: Go's net/http: a TLS record header that is one of these request starts
+#: is a plain HTTP request, answered with ``PLAIN_TO_HTTPS`` and closed.
+PLAIN_HTTP_STARTS = (b'GET /', b'HEAD ', b'POST ', b'PUT /', b'OPTIO')
+PLAIN_TO_HTTPS = (b'HTTP/1.0 400 Bad Request\r\n\r\n'
+                  b'Client sent an HTTP request to an HTTPS server.\n')
 
 
 class _Server(http.server.ThreadingHTTPServer):
@@ -138,10 +144,24 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def handle(self):
         try:
+            if self.api.ssl_context is not None and self._plain_http():
+                return
             super().handle()
         except (ConnectionError, ssl.SSLError) as exc:
             # The client went away, or failed the handshake: normal.
             LOG.debug('%s disconnected: %s', self.address_string(), exc)
+
+    def _plain_http(self):
+        """Answer a plain HTTP request as Go does; True if it was one."""
+        raw = socket.socket  # the TCP bytes, under the TLS layer
+        head = raw.recv(self.connection, 5,
+                        socket.MSG_PEEK | socket.MSG_WAITALL)
+        if head not in PLAIN_HTTP_STARTS:
+            return False
+        LOG.debug('%s sent an HTTP request to the HTTPS server',
+                  self.address_string())
+        raw.sendall(self.connection, PLAIN_TO_HTTPS)
+        return True
 
     def finish(self):
         try:

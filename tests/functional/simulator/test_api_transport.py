@@ -107,6 +107,26 @@ def test_https_keeps_the_connection_alive(simulator):
         conn.close()
 
 
+def test_plain_http_to_https_is_answered_as_go_does(simulator):
+    with socket.create_connection(('127.0.0.1', simulator.port), 5) as sock:
+        sock.sendall(b'GET /version HTTP/1.1\r\nHost: sim\r\n\r\n')
+        answer = b''
+        for _ in range(10):  # until the server closes
+            data = sock.recv(4096)
+            if not data:
+                break
+            answer += data
+    assert answer == (b'HTTP/1.0 400 Bad Request\r\n\r\nClient sent an HTTP '
+                      b'request to an HTTPS server.\n')
+    # The port still speaks TLS.
+    conn = apitools.http_connection(simulator)
+    try:
+        conn.request('GET', '/version')
+        assert conn.getresponse().status == 200
+    finally:
+        conn.close()
+
+
 def test_each_response_is_one_write(simulator, custom, writes):
     apitools.create(custom, 'a')
     conn = apitools.http_connection(simulator)
