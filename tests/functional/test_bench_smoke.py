@@ -89,7 +89,8 @@ def test_quick_appends_records_and_plots(tmp_path):
         assert record['machine']['nproc'] and record['machine']['python']
         assert record['errors'] == 0, record['failures']
         assert set(record['ratios']) == {'warm/fake get per CPU s',
-                                         'warm/fake poll per CPU s'}
+                                         'warm/fake poll per CPU s',
+                                         'warm/ceiling get per CPU s'}
         assert all(v > 0 for v in record['ratios'].values())
         assert record['figures']['scale 20 KB/VM'] is not None
         assert record['figures']['get warm p99 ms'] > 0
