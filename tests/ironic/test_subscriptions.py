@@ -65,6 +65,11 @@ def test_vendor_passthru_subscriptions(lab):
         path = '/redfish/v1/Systems/' + uuid
         receiver.wait(lambda r: r.matching(path, 'ResourcePoweredOn'),
                       timeout=60)
+        # The event can come before Ironic's power task ends; until it
+        # releases the node, a passthru is a 409 NodeLocked.
+        api.wait_power(ident, 'power on')
+        harness.wait_until(lambda: api.node(ident)['reservation'] is None,
+                           60, 0.2, 'node %s released' % ident)
         _passthru(api, ident, 'delete_subscription', 'DELETE',
                   {'id': made['Id']})
         listed = _passthru(api, ident, 'get_all_subscriptions')
