@@ -47,11 +47,11 @@ def _record(**calls):
             'ratios': {}, 'calls': calls, 'figures': {}}
 
 
-def _build(tmp_path, records):
+def _build(tmp_path, records, page=PAGE):
     source = tmp_path / 'src'
     source.mkdir()
     (source / 'conf.py').write_text(CONF % str(EXT))
-    (source / 'index.rst').write_text(PAGE)
+    (source / 'index.rst').write_text(page)
     (source / 'history.jsonl').write_text(
         ''.join(json.dumps(r) + '\n' for r in records))
     done = subprocess.run(
@@ -80,6 +80,28 @@ def test_the_newest_record_of_each_kind(tmp_path):
     assert re.search(r'1[\s|]+open[\s|]+-[\s|]+24\.9', text), text
 
 
+def test_the_scale_table_lists_each_caches_and_size(tmp_path):
+    figures = {}
+    for caches, vms, sync in (('cluster', 1000, 0.3),
+                              ('namespaces', 100000, 37.9),
+                              ('namespaces', 1000, 0.2)):
+        prefix = '%s %d ' % (caches, vms)
+        figures.update({prefix + 'sync s': sync, prefix + 'KB/VM': 16.4,
+                        prefix + 'peak/steady RSS': 1.02,
+                        prefix + 'GET p50 ms': 2.6})
+    done, out = _build(tmp_path, [dict(_record(), kind='scale',
+                                       figures=figures)],
+                       page='Scale\n=====\n\n'
+                       '.. bench-history-table:: scale\n')
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    rows = re.findall(r'([\d,]+)[\s|]+(namespaces|cluster)[\s|]+([\d.]+)',
+                      text)
+    assert rows == [('1,000', 'namespaces', '0.2'),
+                    ('100,000', 'namespaces', '37.9'),
+                    ('1,000', 'cluster', '0.3')], text
+
+
 def test_a_missing_kind_fails_the_build(tmp_path):
     done, _ = _build(tmp_path, [_record()])
     assert done.returncode != 0
@@ -90,3 +112,4 @@ def test_the_benchmarks_page_copies_no_record_by_hand():
     page = (ROOT / 'doc' / 'source' / 'benchmarks.rst').read_text()
     assert page.count('.. bench-history-table:: quick') == 4
     assert page.count('.. bench-history-table:: capacity') == 1
+    assert page.count('.. bench-history-table:: scale') == 1

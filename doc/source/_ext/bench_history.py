@@ -23,7 +23,10 @@ is ``quick`` (the records without a ``kind``) or a record ``kind`` such as
   ``ratios`` (gated and recorded ratios), ``scale`` (the 1,000-VM figures);
 ``capacity``
   ``steps`` (requests per second at the p99 bound per worker count and
-  loop), the default.
+  loop), the default;
+``scale``
+  ``sizes`` (sync time, KB per VM, peak over steady RSS and GET p50 per
+  kind of caches and size), the default.
 
 Each table's caption names the record: commit, date, machine. The
 history file is a dependency of every page that uses the directive.
@@ -121,6 +124,21 @@ def _scale(record):
              for name in sorted(figures) if name.startswith(prefix)])
 
 
+def _sizes(record):
+    """A ``scale`` record (``--large --history``): per caches and size."""
+    figures = record['figures']
+    keys = sorted({tuple(name.split(' ', 2)[:2]) for name in figures},
+                  key=lambda k: (k[0] != 'namespaces', int(k[1])))
+    rows = []
+    for caches, vms in keys:
+        prefix = '%s %s ' % (caches, vms)
+        rows.append(['{:,}'.format(int(vms)), caches] + [
+            _number(figures.get(prefix + name)) for name in (
+                'sync s', 'KB/VM', 'peak/steady RSS', 'GET p50 ms')])
+    return (['VMs', 'Caches', 'sync s', 'KB/VM', 'peak / steady RSS',
+             'GET p50 ms'], rows)
+
+
 def _steps(record):
     figures = record['figures']
     workers = sorted({int(name.split()[1][:-1]) for name in figures
@@ -144,8 +162,8 @@ def _steps(record):
 
 TABLES = {(_QUICK, 'calls'): _calls, (_QUICK, 'loads'): _loads,
           (_QUICK, 'ratios'): _ratios, (_QUICK, 'scale'): _scale,
-          ('capacity', 'steps'): _steps}
-DEFAULT_SECTIONS = {_QUICK: 'calls', 'capacity': 'steps'}
+          ('capacity', 'steps'): _steps, ('scale', 'sizes'): _sizes}
+DEFAULT_SECTIONS = {_QUICK: 'calls', 'capacity': 'steps', 'scale': 'sizes'}
 
 
 def list_table(title, header, rows):
