@@ -88,7 +88,7 @@ def _restarted_refusing(sim, message):
         harness.wait_until(
             lambda: sim.request_log.count(
                 verb='watch', resource='virtualmachines', status=403),
-            timeout=15, interval=0.05, what='a refused re-watch')
+            timeout=30, interval=0.05, what='a refused re-watch')
         yield
     finally:
         sim.faults.clear()
