@@ -46,7 +46,7 @@ def feature_set(request, sim, tmp_path_factory):
 def test_ironic_routes(feature_set, machine, sim):
     name, server = feature_set
     ironic = sushy.Sushy(server.url + '/redfish/v1/',
-                         server_side_retries=0)
+                         auth=harness.NoAuth(), server_side_retries=0)
     assert machine.path in ironic.get_system_collection().members_identities
     system = ironic.get_system(flows._path(machine))   # 307 to the UUID
     assert (system.identity, system.name) == (machine.uuid, machine.name)
@@ -85,7 +85,7 @@ def test_virtual_media(feature_set, machine, sim, images):  # noqa: F811
     if name == 'minimum':
         pytest.skip('the minimum set links no VirtualMedia')
     ironic = sushy.Sushy(server.url + '/redfish/v1/',
-                         server_side_retries=0)
+                         auth=harness.NoAuth(), server_side_retries=0)
     path = flows._path(machine)
     url = images.add('feature-%s.iso' % machine.name)
     vmedia.insert_vmedia(ironic, path, url)
