@@ -40,7 +40,7 @@ import threading
 import bcrypt
 
 from sushy_kubevirt.accounts import accountsfile
-from sushy_kubevirt.accounts import secretwatch
+from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import resources
 
@@ -147,8 +147,8 @@ class SecretAccounts:
     def _synced(self):
         """``(live Api, informer)`` once synced; else AccountsError."""
         try:
-            return secretwatch.shared(self.cluster, self.namespace,
-                                      LABEL).synced()
+            return labelwatch.shared(self.cluster, self.namespace,
+                                     LABEL).synced()
         except apierrors.Unavailable:
             raise accountsfile.AccountsError(
                 'The account Secrets of namespace %s cannot be read'
@@ -304,6 +304,6 @@ def shared(cluster, namespace):
 
 
 def stop():
-    """Forget this process's accounts (their cache: secretwatch.stop)."""
+    """Forget this process's accounts (their cache: labelwatch.stop)."""
     with _shared_lock:
         _shared.clear()

@@ -24,22 +24,14 @@ import datetime
 import logging
 import os
 import socket
-import threading
 
-from sushy_kubevirt.kube import api
-from sushy_kubevirt.kube import apierrors
-from sushy_kubevirt.kube import client
-from sushy_kubevirt.kube import dispatcher
-from sushy_kubevirt.kube import informer
-from sushy_kubevirt.kube import limiter
+from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.kube import resources
 from sushy_kubevirt.kubevirt import logentries
 
 LOG = logging.getLogger(__name__)
 #: The object the records are about (it need not exist).
 INVOLVED_NAME = 'sushy-kubevirt-security-log'
-#: Seconds a read waits for the first list of the records.
-SYNC_WAIT = 10.0
 
 
 def involved(namespace):
@@ -53,49 +45,26 @@ class SecurityLog:
     def __init__(self, cluster, namespace):
         self.cluster = cluster
         self.namespace = namespace
-        self._lock = threading.Lock()
-        self._running = None
-        self._stopped = False
 
-    def _start(self):
-        with self._lock:
-            if self._stopped:
-                raise apierrors.Unavailable('the security log is stopped')
-            if self._running is None or self._running[0] != os.getpid():
-                settings = self.cluster.settings
-                live = api.Api(
-                    client.make_api_client(settings, watches=1),
-                    limiter.TokenBucket(settings.qps, settings.burst),
-                    self.cluster.accounting)
-                cache = informer.Informer(
-                    live, resources.EVENT, dispatcher.Dispatcher(),
-                    self.namespace, label_selector=logentries.LABEL
-                    + '=true', transform=logentries.slim,
-                    name='security log Events in %s' % self.namespace)
-                cache.start()
-                self._running = (os.getpid(), live, cache)
-            return self._running[1:]
+    def _watch(self):
+        return labelwatch.shared(self.cluster, self.namespace,
+                                 logentries.LABEL, resources.EVENT,
+                                 logentries.slim)
 
-    def events(self, wait=SYNC_WAIT):
+    def events(self, wait=labelwatch.SYNC_WAIT):
         """Every cached record (no API call once synced).
 
         :raises apierrors.Unavailable: not synced within ``wait`` seconds,
             or the server refuses the list or watch.
         """
-        _, cache = self._start()
-        if cache.refusal() is not None or not cache.wait_for_sync(
-                wait) or cache.refusal() is not None:
-            raise apierrors.Unavailable('The security log Events of '
-                                        'namespace %s cannot be read'
-                                        % self.namespace)
-        return cache.list()
+        return self._watch().synced(wait)[1].list()
 
     def write(self, reason, text):
         """POST a record; overlaid on this process's cache.
 
         :raises apierrors.ApiError: it could not be written.
         """
-        live, cache = self._start()
+        live, cache = self._watch().started()
         body = logentries.record(
             self.namespace, involved(self.namespace), reason, text,
             datetime.datetime.now(datetime.timezone.utc),
@@ -103,30 +72,10 @@ class SecurityLog:
             labels={logentries.LABEL: 'true'})
         cache.note_write(live.create(resources.EVENT, self.namespace, body))
 
-    def stop(self, timeout=10.0):
-        with self._lock:
-            self._stopped = True
-            running, self._running = self._running, None
-        if running is not None and running[0] == os.getpid():
-            running[2].stop(timeout)
-            running[1].close()
-
-
-_shared = {}
-_shared_lock = threading.Lock()
-
 
 def shared(cluster, namespace):
-    """This process's SecurityLog of ``namespace`` (one: others stop)."""
-    key = (cluster.settings, namespace)
-    with _shared_lock:
-        stale = [_shared.pop(k) for k in list(_shared) if k != key]
-        if key not in _shared:
-            _shared[key] = SecurityLog(cluster, namespace)
-        current = _shared[key]
-    for old in stale:
-        old.stop()
-    return current
+    """The SecurityLog of ``namespace`` (its watch: one per process)."""
+    return SecurityLog(cluster, namespace)
 
 
 def note(cluster, namespace, reason, text):
@@ -141,12 +90,3 @@ def note(cluster, namespace, reason, text):
     except Exception as exc:   # a record never fails the request
         LOG.warning('Cannot write the security log record %s: %s', reason,
                     exc)
-
-
-def stop():
-    """Stop every SecurityLog of this process."""
-    with _shared_lock:
-        logs = list(_shared.values())
-        _shared.clear()
-    for log in logs:
-        log.stop()

@@ -18,7 +18,7 @@ session itself is the shared state: ``POST .../Sessions`` creates a
 Secret ``sushy-session-<id>`` (labels :data:`LABEL` and :data:`OWNER`)
 holding the user, the times and the SHA-256 of the token, never the
 token. Each process reads the session Secrets from its own watch cache
-(:mod:`.secretwatch`), so a request with a known ``X-Auth-Token`` makes
+(:mod:`.labelwatch`), so a request with a known ``X-Auth-Token`` makes
 no API call. A session the cache does not hold - made by another
 process since the watch's last event - costs one live GET, and so does
 one the cache finds expired (another process may have used it since):
@@ -54,8 +54,8 @@ import secrets
 import threading
 import time
 
+from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.accounts import lockout
-from sushy_kubevirt.accounts import secretwatch
 from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
@@ -305,8 +305,8 @@ class Store:
 
     def _cache(self):
         """This process's watch cache of the session Secrets (synced)."""
-        return secretwatch.shared(self.cluster, self.namespace,
-                                  LABEL).synced()[1]
+        return labelwatch.shared(self.cluster, self.namespace,
+                                 LABEL).synced()[1]
 
     def _parsed(self, secret):
         """``(Session, digest, secret)``; None for no or a bad Secret."""

@@ -19,9 +19,8 @@ changes stops the Cluster of the old one.
 
 import threading
 
+from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.accounts import secretaccounts
-from sushy_kubevirt.accounts import secretwatch
-from sushy_kubevirt.accounts import securitylog
 from sushy_kubevirt.drivers import afterboot
 from sushy_kubevirt.drivers import logs
 from sushy_kubevirt.drivers import lookup
@@ -68,8 +67,7 @@ def stop():
     """Stop every Cluster of this process (threads and connections)."""
     service.stop_services()
     secretaccounts.stop()
-    secretwatch.stop()
-    securitylog.stop()
+    labelwatch.stop()
     with _clusters_lock:
         clusters = list(_clusters.values())
         _clusters.clear()

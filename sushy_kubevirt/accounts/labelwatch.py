@@ -10,12 +10,13 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""A watch cache of the labelled Secrets of one namespace, per process.
+"""A watch cache of the labelled objects of one namespace, per process.
 
-The account Secrets (:mod:`.secretaccounts`) and the session Secrets
-(:mod:`.sessionstore`) are each read from one
-:class:`~sushy_kubevirt.kube.informer.Informer` per process, with its
-own connection: started on first use, again in a forked child.
+The account Secrets (:mod:`.secretaccounts`), the session Secrets
+(:mod:`.sessionstore`) and the security log's Events (:mod:`.securitylog`)
+are each read from one :class:`~sushy_kubevirt.kube.informer.Informer` per
+process, with its own connection: started on first use, again in a forked
+child.
 """
 
 import os
@@ -29,31 +30,43 @@ from sushy_kubevirt.kube import informer
 from sushy_kubevirt.kube import limiter
 from sushy_kubevirt.kube import resources
 
-#: Seconds a request waits for the first list of the Secrets.
+#: Seconds a request waits for the first list of the objects.
 SYNC_WAIT = 10.0
 
 
-class SecretWatch:
-    """The Secrets of ``namespace`` labelled ``label=true``.
+class LabelWatch:
+    """The ``resource`` objects of ``namespace`` labelled ``label=true``.
 
     :param cluster: the :class:`~sushy_kubevirt.kube.cluster.Cluster`
         whose settings (kubeconfig, rate) and accounting are used.
+    :param transform: what the informer keeps of each object.
     """
 
-    def __init__(self, cluster, namespace, label):
+    def __init__(self, cluster, namespace, label, resource=resources.SECRET,
+                 transform=informer.strip):
         self.settings = cluster.settings
         self.accounting = cluster.accounting
         self.namespace = namespace
         self.label = label
+        self.resource = resource
+        self.transform = transform
         self._lock = threading.Lock()
         self._running = None
         self._stopped = False
 
-    def _start(self):
+    def _what(self):
+        return '%s %s of namespace %s' % (
+            self.label, self.resource.plural.capitalize(), self.namespace)
+
+    def started(self):
+        """``(live Api, informer)``, started in this process if need be.
+
+        :raises apierrors.Unavailable: stopped.
+        """
         with self._lock:
             if self._stopped:
-                raise apierrors.Unavailable('the %s cache is stopped'
-                                            % self.label)
+                raise apierrors.Unavailable('The %s are no longer watched'
+                                            % self._what())
             if self._running is None or self._running[0] != os.getpid():
                 live = api.Api(
                     client.make_api_client(self.settings, watches=1),
@@ -61,9 +74,12 @@ class SecretWatch:
                                         self.settings.burst),
                     self.accounting)
                 cache = informer.Informer(
-                    live, resources.SECRET, dispatcher.Dispatcher(),
+                    live, self.resource, dispatcher.Dispatcher(),
                     self.namespace, label_selector=self.label + '=true',
-                    name='%s Secrets in %s' % (self.label, self.namespace))
+                    transform=self.transform,
+                    name='%s %s in %s' % (
+                        self.label, self.resource.plural.capitalize(),
+                        self.namespace))
                 cache.start()
                 self._running = (os.getpid(), live, cache)
             return self._running[1:]
@@ -74,12 +90,11 @@ class SecretWatch:
         :raises apierrors.Unavailable: not synced within ``wait`` seconds,
             or the server refuses the list or watch.
         """
-        live, cache = self._start()
+        live, cache = self.started()
         if cache.refusal() is not None or not cache.wait_for_sync(
                 wait) or cache.refusal() is not None:
-            raise apierrors.Unavailable('The %s Secrets of namespace %s '
-                                        'cannot be read' % (self.label,
-                                                            self.namespace))
+            raise apierrors.Unavailable('The %s cannot be read'
+                                        % self._what())
         return live, cache
 
     def stop(self, timeout=10.0):
@@ -95,18 +110,20 @@ _shared = {}
 _shared_lock = threading.Lock()
 
 
-def shared(cluster, namespace, label):
-    """This process's SecretWatch of ``label`` in ``namespace``.
+def shared(cluster, namespace, label, resource=resources.SECRET,
+           transform=informer.strip):
+    """This process's LabelWatch of ``label`` on ``resource`` in ``namespace``.
 
-    One per label: the one of other settings or another namespace is
-    stopped.
+    One per label and resource: the one of other settings or another
+    namespace is stopped.
     """
-    key = (cluster.settings, namespace, label)
+    key = (cluster.settings, namespace, label, resource.plural)
     with _shared_lock:
         stale = [_shared.pop(k) for k in list(_shared)
-                 if k[2] == label and k != key]
+                 if k[2:] == key[2:] and k != key]
         if key not in _shared:
-            _shared[key] = SecretWatch(cluster, namespace, label)
+            _shared[key] = LabelWatch(cluster, namespace, label, resource,
+                                      transform)
         current = _shared[key]
     for old in stale:
         old.stop()
@@ -114,7 +131,7 @@ def shared(cluster, namespace, label):
 
 
 def stop():
-    """Stop every SecretWatch of this process."""
+    """Stop every LabelWatch of this process."""
     with _shared_lock:
         watches = list(_shared.values())
         _shared.clear()

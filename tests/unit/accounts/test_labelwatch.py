@@ -10,14 +10,15 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""One watch of labelled Secrets per label and process."""
+"""One watch of labelled objects per label, resource and process."""
 
 import types
 
 import pytest
 
-from sushy_kubevirt.accounts import secretwatch
+from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.kube import apierrors
+from sushy_kubevirt.kube import resources
 
 
 def cluster(name):
@@ -26,22 +27,31 @@ def cluster(name):
 
 @pytest.fixture(autouse=True)
 def clean():
-    secretwatch.stop()
+    labelwatch.stop()
     yield
-    secretwatch.stop()
+    labelwatch.stop()
 
 
 def test_one_watch_per_label_the_stale_one_stopped():
-    sessions = secretwatch.shared(cluster('a'), 'ns', 'session')
-    accounts = secretwatch.shared(cluster('a'), 'ns', 'account')
-    assert secretwatch.shared(cluster('a'), 'ns', 'session') is sessions
+    sessions = labelwatch.shared(cluster('a'), 'ns', 'session')
+    accounts = labelwatch.shared(cluster('a'), 'ns', 'account')
+    assert labelwatch.shared(cluster('a'), 'ns', 'session') is sessions
     assert accounts is not sessions
-    moved = secretwatch.shared(cluster('a'), 'other', 'session')
+    moved = labelwatch.shared(cluster('a'), 'other', 'session')
     assert moved is not sessions
     with pytest.raises(apierrors.Unavailable):
         sessions.synced()   # stopped: never started again
-    assert secretwatch.shared(cluster('a'), 'ns', 'account') is accounts
-    secretwatch.stop()
+    assert labelwatch.shared(cluster('a'), 'ns', 'account') is accounts
+    labelwatch.stop()
     with pytest.raises(apierrors.Unavailable):
         accounts.synced()
-    assert secretwatch.shared(cluster('a'), 'ns', 'account') is not accounts
+    assert labelwatch.shared(cluster('a'), 'ns', 'account') is not accounts
+
+
+def test_another_resource_is_another_watch():
+    secrets = labelwatch.shared(cluster('a'), 'ns', 'log')
+    events = labelwatch.shared(cluster('a'), 'ns', 'log', resources.EVENT)
+    assert events is not secrets
+    assert (secrets.resource, events.resource) == (resources.SECRET,
+                                                   resources.EVENT)
+    assert labelwatch.shared(cluster('a'), 'ns', 'log') is secrets
