@@ -21,17 +21,13 @@ subprocesses with their own TLS options; every FAIL is a test failure.
 import collections
 import importlib.util
 
-import bcrypt
 import pytest
-from tests import backend
 from tests.functional.conformance import conftest
 from tests.functional.conformance import dmtf
 from tests.functional.conformance import validators
 from tests.functional.emulator import harness
 from tests.functional.events import conftest as events
 
-from sushy_kubevirt.accounts import accountsfile
-from sushy_kubevirt.accounts import secretaccounts
 
 pytestmark = pytest.mark.validator
 
@@ -57,15 +53,7 @@ def url(sim, tmp_path_factory):
     """The HTTPS URL of the emulator and its certificate."""
     validators.require(importlib.util.find_spec('cryptography'),
                        'cryptography not installed (tox -e validator)')
-    digest = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
-    status, body = backend.admin_request(
-        sim, 'POST', '/api/v1/namespaces/default/secrets', {
-            'apiVersion': 'v1', 'kind': 'Secret',
-            'metadata': {'name': secretaccounts.PREFIX + USER,
-                         'labels': {secretaccounts.LABEL: 'true'}},
-            'data': secretaccounts.data(
-                accountsfile.Account(USER, 'Administrator'), digest)})
-    assert status == 201, body
+    harness.create_account_secret(sim, USER, PASSWORD)
     tmp = tmp_path_factory.mktemp('dmtf')
     config = harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),

@@ -19,17 +19,13 @@ credentials; every ManagerAccount GET has an ETag; a PATCH of OData
 annotations only is a 400 ``NoOperation``.
 """
 
-import bcrypt
 import pytest
 import requests
 import sushy
-from tests import backend
 from tests.functional.conformance import conftest
 from tests.functional.conformance import test_ironic_flows as flows
 from tests.functional.emulator import harness
 
-from sushy_kubevirt.accounts import accountsfile
-from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.kubevirt import boot
 
 sim = conftest.sim_fixture(4)
@@ -107,9 +103,7 @@ def protected(sim, tmp_path):
     In this process, as the module's ``emulator``: one at a time.
     """
     tmp = tmp_path
-    htpasswd = tmp / 'htpasswd'
-    htpasswd.write_text('%s:%s\n' % (USER, bcrypt.hashpw(
-        PASSWORD.encode(), bcrypt.gensalt(4)).decode()))
+    htpasswd = harness.write_htpasswd(tmp / 'htpasswd', USER, PASSWORD)
     with harness.InProcess(harness.write_config(
             tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
             SUSHY_EMULATOR_AUTH_FILE=str(htpasswd))) as server:
@@ -154,15 +148,7 @@ def test_a_read_only_account_has_an_etag(protected):
 
 def test_a_patch_of_odata_annotations_only_is_no_operation(sim,
                                                            tmp_path):
-    digest = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(4)).decode()
-    status, body = backend.admin_request(
-        sim, 'POST', '/api/v1/namespaces/default/secrets', {
-            'apiVersion': 'v1', 'kind': 'Secret',
-            'metadata': {'name': secretaccounts.PREFIX + USER,
-                         'labels': {secretaccounts.LABEL: 'true'}},
-            'data': secretaccounts.data(
-                accountsfile.Account(USER, 'Administrator'), digest)})
-    assert status == 201, body
+    harness.create_account_secret(sim, USER, PASSWORD)
     config = harness.write_config(
         tmp_path / 'emulator.conf',
         sim.write_kubeconfig(str(tmp_path / 'kc')),

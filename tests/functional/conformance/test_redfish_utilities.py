@@ -21,12 +21,11 @@ import shutil
 import subprocess
 import sys
 
-import bcrypt
 import pytest
 import requests
 from tests.functional.conformance import conftest
 from tests.functional.emulator import harness
-from tests.functional.vmedia.conftest import ImageServer
+from tests.functional.vmedia.conftest import images  # noqa: F401
 
 from sushy_kubevirt.kubevirt import identity
 
@@ -51,9 +50,7 @@ def script(name):
 @pytest.fixture(scope='module')
 def emulator(sim, tmp_path_factory):
     tmp = tmp_path_factory.mktemp('rfutil')
-    auth_file = tmp / 'htpasswd'
-    auth_file.write_text('%s:%s\n' % (USER, bcrypt.hashpw(
-        PASSWORD.encode(), bcrypt.gensalt(4)).decode()))
+    auth_file = harness.write_htpasswd(tmp / 'htpasswd', USER, PASSWORD)
     config = harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
         SUSHY_EMULATOR_AUTH_FILE=str(auth_file),
@@ -62,15 +59,6 @@ def emulator(sim, tmp_path_factory):
         SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_RATE=100000)
     with harness.InProcess(config) as server:
         yield server
-
-
-@pytest.fixture(scope='module')
-def images(tmp_path_factory):
-    server = ImageServer(tmp_path_factory.mktemp('images'))
-    try:
-        yield server
-    finally:
-        server.stop()
 
 
 @pytest.fixture(scope='module')
@@ -94,7 +82,8 @@ def get(emulator, path):
     return answer.json()
 
 
-def test_virtual_media_insert_and_eject(emulator, system, images):
+def test_virtual_media_insert_and_eject(
+        emulator, system, images):  # noqa: F811
     path = '/redfish/v1/Systems/%s/VirtualMedia/Cd' % system
     assert get(emulator, path)['Image'] is None
     out = run(emulator, 'rf_virtual_media', '-s', system, 'info')

@@ -22,7 +22,6 @@ another OData version is a 412; GET and HEAD answers carry ``Allow``,
 
 import xml.etree.ElementTree as ET
 
-import bcrypt
 import pytest
 import requests
 from tests.functional.conformance import conftest
@@ -51,9 +50,7 @@ sim = conftest.sim_fixture(2)
 @pytest.fixture(scope='module')
 def emulator(sim, tmp_path_factory):
     tmp = tmp_path_factory.mktemp('documents')
-    auth_file = tmp / 'htpasswd'
-    auth_file.write_text('%s:%s\n' % (USER, bcrypt.hashpw(
-        PASSWORD.encode(), bcrypt.gensalt(4)).decode()))
+    auth_file = harness.write_htpasswd(tmp / 'htpasswd', USER, PASSWORD)
     config = harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
         SUSHY_EMULATOR_AUTH_FILE=str(auth_file),

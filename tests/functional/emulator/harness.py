@@ -26,11 +26,15 @@ import sys
 import threading
 import time
 
+import bcrypt
 import requests
 from sushy import auth as sushy_auth
 from sushy_tools.emulator import main
+from tests import backend
 from werkzeug import serving
 
+from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import versions
@@ -45,6 +49,27 @@ def free_port():
     with socket.socket() as sock:
         sock.bind(('127.0.0.1', 0))
         return sock.getsockname()[1]
+
+
+def write_htpasswd(path, user, password):
+    """An htpasswd file of one user (bcrypt, cost 4: quick)."""
+    path.write_text('%s:%s\n' % (user, bcrypt.hashpw(
+        password.encode(), bcrypt.gensalt(4)).decode()))
+    return path
+
+
+def create_account_secret(sim, user, password, role='Administrator',
+                          namespace='default'):
+    """An account Secret of ``user``, made by the cluster administrator."""
+    digest = bcrypt.hashpw(password.encode(), bcrypt.gensalt(4)).decode()
+    status, body = backend.admin_request(
+        sim, 'POST', '/api/v1/namespaces/%s/secrets' % namespace, {
+            'apiVersion': 'v1', 'kind': 'Secret',
+            'metadata': {'name': secretaccounts.PREFIX + user,
+                         'labels': {secretaccounts.LABEL: 'true'}},
+            'data': secretaccounts.data(accountsfile.Account(user, role),
+                                        digest)})
+    assert status == 201, body
 
 
 def write_config(path, kubeconfig=None, drivers=True, **extra):
