@@ -31,6 +31,7 @@ from sushy_kubevirt.accounts import sources
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import biossecrets
 from sushy_kubevirt.drivers import clusters
+from sushy_kubevirt.drivers import etagmemo
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import namespacechassis
@@ -86,6 +87,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         self._lookup = None
         self._sessions = None
         self._accounts = None
+        self._etags = etagmemo.ETags(lambda: self.cluster, self._etag)
 
     @property
     def driver(self):
@@ -108,9 +110,6 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             self._lookup = lookup.Lookup(self.cluster, self._logger)
         return self._lookup
 
-    def _locate(self, ident):
-        return self._ids.locate(ident)
-
     def find_vm(self, ident):
         """The cached VirtualMachine served as System ``ident`` (read-only).
 
@@ -121,7 +120,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             ``args[0]`` is the canonical id.
         :raises sushy_tools.error.NotFound: no such served VM.
         """
-        namespace, name = self._locate(ident)
+        namespace, name = self._ids.locate(ident)
         vm = snapshot.memoized(('vm', namespace, name),
                                lambda: self.cluster.get_vm(namespace, name))
         if vm is None:
@@ -136,7 +135,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                                  lambda: self.cluster.get_vmi(*key))
 
     def _patch(self, ident, build_ops):
-        namespace, name = self._locate(ident)
+        namespace, name = self._ids.locate(ident)
         preconditions.patch(self.cluster, namespace, name, build_ops,
                             retries=preconditions.PATCH_ATTEMPTS)
 
@@ -449,25 +448,25 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def get_etag(self, identity_):
-        """The ETag of System ``identity_`` and its sub-resources."""
-        vm = self._vm(identity_)
-        return versions.etag(vm, self._vmi(vm), self._datavolumes(vm) or ())
+        """The ETag of System ``identity_`` (kept: :mod:`.etagmemo`)."""
+        return self._etags.etag(identity_)
+
+    def _etag(self, ident):
+        vm = self._vm(ident)
+        return vm, versions.etag(vm, self._vmi(vm),
+                                 self._datavolumes(vm) or ())
 
     @errormap.translate
     def hold_etag(self, identity_, matches):
         """Hold this request's writes to the state an If-Match names.
 
-        ``matches(etag)`` tells whether the If-Match names ``etag``. The
-        ETag is computed from the watch cache; when it does not match
-        (the cache may lag behind another worker's write) it is computed
-        again from live reads of the VM, VMI and DataVolumes. The VM it
-        was computed from is held (:mod:`.preconditions`).
-
-        :returns: None when held, else the current ETag (answer 412).
+        ``matches(etag)`` tells whether the If-Match names ``etag``: the
+        watch cache's ETag, else (the cache may lag behind another
+        worker's write) one of live reads of the VM, VMI and DataVolumes;
+        the VM it names is held (:mod:`.preconditions`). Returns None
+        when held, else the current ETag (answer 412).
         """
-        vm = self._vm(identity_)
-        current = versions.etag(vm, self._vmi(vm),
-                                self._datavolumes(vm) or ())
+        vm, current = self._etag(identity_)
         if not matches(current):
             vm, current = preconditions.live_etag(self.cluster, vm)
         if not matches(current):

@@ -719,6 +719,34 @@ class Cluster:
             self.accounting.cache('list', resources.VM.plural)
         return found
 
+    def generation(self, namespace):
+        """What changes with the cached VMs, VMIs and DataVolumes.
+
+        Every change of a cached VM, or of a cached VMI or DataVolume of
+        ``namespace``, changes it (no API call). None while the caches
+        cannot say: not started in this process, a VM cache unsynced, one
+        of these three refused, unsynced or overlaid by a write, the
+        namespace missing or not served.
+        """
+        running = self._running
+        if running is None or self._pid != os.getpid() or \
+                not self._served(namespace) or running.unsynced_vms():
+            return None
+        scope = self._scope(namespace)
+        try:
+            self._readable(running, scope)
+        except apierrors.Unreadable:
+            return None
+        found = [namespace, running.vms.generation()]
+        for resource in (resources.VMI, resources.DATAVOLUME)[
+                :1 + bool(self.datavolumes)]:
+            cache = running.informers[resource.plural, scope]
+            if not cache.has_synced() or cache.refusal() is not None or \
+                    cache.has_overlay():
+                return None
+            found.append(cache.store.indices.generation)
+        return None if found[1] is None else tuple(found)
+
     def get_vmi(self, namespace, name):
         """The VMI of served VM ``namespace/name``, or None."""
         if self.settings.label_selector and \

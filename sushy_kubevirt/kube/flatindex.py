@@ -50,6 +50,12 @@ class FlatIndex:
             self._overlaid.add(informer)
             informer.note_write(obj)
 
+    def generation(self):
+        """:attr:`Indices.generation`, or None while a write is overlaid."""
+        with self._lock:
+            self._overlaid = {i for i in self._overlaid if i.has_overlay()}
+            return None if self._overlaid else self.indices.generation
+
     def find(self, index, value):
         """``{informer: [objects]}`` whose ``index`` yields ``value`` now.
 

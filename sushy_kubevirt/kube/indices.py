@@ -17,6 +17,8 @@ yield it. A :class:`~sushy_kubevirt.kube.indexer.Store` keeps its own, or
 shares one with the stores of other namespaces (their keys differ), so
 that one probe finds the matches of every namespace. The stores change it
 under their own lock; its lock only keeps each change whole.
+:attr:`Indices.generation` counts the changes: a reader that saw the same
+count before and after reading saw no change of the stores.
 """
 
 import threading
@@ -32,6 +34,8 @@ class Indices:
         self._keys = {name: {} for name in self.indexers}
         #: Guards ``_keys`` (shared by several stores' threads).
         self._lock = threading.Lock()
+        #: Objects added and removed so far.
+        self.generation = 0
 
     def values(self, index, obj):
         """The values ``obj`` has in ``index`` (a set)."""
@@ -46,6 +50,7 @@ class Indices:
         """Index ``obj``, stored under ``key``."""
         values = self._all_values(obj)
         with self._lock:
+            self.generation += 1
             for name, found in values:
                 index = self._keys[name]
                 for value in found:
@@ -55,6 +60,7 @@ class Indices:
         """Forget ``obj``, the object stored under ``key`` until now."""
         values = self._all_values(obj)
         with self._lock:
+            self.generation += 1
             for name, found in values:
                 index = self._keys[name]
                 for value in found:

@@ -43,6 +43,10 @@ from sushy_kubevirt.redfish import jsonbody
 EVERY = '*'
 #: Largest request body a plugin driver accepts (413 above).
 MAX_BODY = 1024 * 1024
+#: WSGI environ key, True when the answer is a kept one
+#: (:mod:`.rendered`): the ``after`` handlers that edited it once have
+#: nothing left to do.
+KEPT = 'sushy_kubevirt.kept'
 
 blueprint = flask.Blueprint('sushy_kubevirt', __name__)
 

@@ -93,6 +93,8 @@ def check(app, **view_args):
 
 def after(app, response):
     """An ``after`` handler: the ETag of a 200 GET under a System."""
+    if flask.request.environ.get(base.KEPT):
+        return   # tagged when it was rendered
     ident = identity()
     if ident is None or response.status_code != 200 or \
             flask.request.method not in ('GET', 'HEAD'):

@@ -19,7 +19,9 @@ is answered with those bytes and headers, after the same authentication,
 authorization and ``OData-Version`` checks (a conditional GET is answered
 as before: a 304 when its ``If-None-Match`` names the ETag). Each process
 keeps the last answer of each System of its systems driver (a new
-configuration starts afresh).
+configuration starts afresh). The ``after`` handlers that edited the
+rendered answer (ETag, OData-Version, Allow, Link...) skip a kept one:
+its headers are those they gave it.
 """
 
 import weakref
@@ -64,6 +66,7 @@ def answer(app, identity=None, **view_args):
     if kept is None or kept[0] != current:
         return None
     flask.request.environ[_KEY] = None   # nothing new to keep
+    flask.request.environ[base.KEPT] = True
     return flask.Response(kept[1], 200, kept[2])
 
 

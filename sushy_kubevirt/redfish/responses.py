@@ -167,5 +167,5 @@ def finish(response):
 
 def after(app, response):
     """An ``after`` handler: :func:`finish` for plugin drivers."""
-    if base.plugin_driver(app):
+    if base.plugin_driver(app) and not flask.request.environ.get(base.KEPT):
         finish(response)

@@ -12,7 +12,10 @@
 
 """A System's GET is rendered once per ETag, and again when it changes."""
 
+from kubernetes import client
+from kubernetes import config as kube_config
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 
 
@@ -45,3 +48,28 @@ def test_a_change_is_rendered_again(sim, emulator, machine):
         shown = harness.wait_caught_up(sim, url, machine.name)
         assert shown.json()['IndicatorLED'] == led
         assert _answer(url)[2] == shown.content
+
+
+def test_a_change_of_the_vmi_alone_is_rendered_again(
+        sim, emulator, machine, tmp_path):
+    url = emulator.url + machine.path
+    if harness.vmi(sim, machine.name) is None:
+        response = requests.post(url + '/Actions/ComputerSystem.Reset',
+                                 json={'ResetType': 'On'}, timeout=30)
+        assert response.status_code == 204, response.text
+        harness.wait_until(lambda: harness.vmi(sim, machine.name),
+                           what='a VMI')
+    before = harness.wait_caught_up(sim, url, machine.name)
+    assert all(_answer(url)[2] == before.content for _ in range(3))
+    api = kube_config.new_client_from_config(
+        config_file=backend.write_admin_kubeconfig(
+            sim, str(tmp_path / 'kubeconfig')))
+    version = harness.vm(sim, machine.name)['metadata']['resourceVersion']
+    client.CustomObjectsApi(api).patch_namespaced_custom_object(
+        'kubevirt.io', 'v1', 'default', 'virtualmachineinstances',
+        machine.name, {'metadata': {'labels': {'changed': 'yes'}}})
+    after = harness.wait_caught_up(sim, url, machine.name)
+    assert harness.vm(sim, machine.name)['metadata'][
+        'resourceVersion'] == version   # the VM did not change
+    assert after.headers['ETag'] != before.headers['ETag']
+    assert _answer(url)[1]['ETag'] == after.headers['ETag']

@@ -141,3 +141,22 @@ def test_stores_sharing_indices_keep_their_own_objects():
     assert b.delete('ns-b/x') is not None
     assert shared.keys('uuid', 'u1') == ['ns-a/x']
     assert b.by_index('uuid', 'u1') == []
+
+
+def test_the_generation_changes_with_every_change_and_not_otherwise():
+    index, informers = make()
+    informers['ns-a']._replace([vm('a1', 'ns-a', 'u1')], '1')
+    seen = index.generation()
+    index.find('uuid', 'u1')
+    assert index.generation() == seen
+    for event in (('MODIFIED', vm('a1', 'ns-a', 'u1', 2)),
+                  ('ADDED', vm('b1', 'ns-b', 'u2', 3)),
+                  ('DELETED', vm('b1', 'ns-b', 'u2', 4))):
+        informers[event[1]['metadata']['namespace']]._event(*event)
+        assert index.generation() != seen
+        seen = index.generation()
+    # None while a write is overlaid: the stores do not say it all.
+    index.note_write(informers['ns-a'], vm('a1', 'ns-a', 'u1', 5))
+    assert index.generation() is None
+    informers['ns-a']._event('MODIFIED', vm('a1', 'ns-a', 'u1', 5))
+    assert index.generation() not in (None, seen)
