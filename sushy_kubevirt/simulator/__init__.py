@@ -13,7 +13,7 @@
 """A kube-apiserver + KubeVirt + CDI simulator on 127.0.0.1.
 
 ``Simulator`` owns the store, the API server (HTTPS with a CA of its
-own, ``tls``; plain HTTP with ``tls=False``), fault injection, the
+own, ``certificates``; plain HTTP with ``tls=False``), fault injection, the
 request log, the authorizer (and the RBAC objects and reviews of
 ``rbac`` and ``reviews``), the CRD schemas (``schemas``) and the fault
 control API (``control``); ``virt``, ``cdi`` and ``objects`` install
@@ -27,6 +27,7 @@ import threading
 from sushy_kubevirt.simulator import apiserver
 from sushy_kubevirt.simulator import auth
 from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator import certificates
 from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import control
 from sushy_kubevirt.simulator import controllermanager
@@ -39,7 +40,6 @@ from sushy_kubevirt.simulator import requestlog
 from sushy_kubevirt.simulator import reviews
 from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import storage
-from sushy_kubevirt.simulator import tls as tls_certs
 from sushy_kubevirt.simulator import virt
 
 ResourceType = storage.ResourceType
@@ -88,7 +88,7 @@ class Simulator:
                  crd_schemas=None, field_validation=None, tls=True):
         self.host = host
         # The CA and serving certificate (None: plain HTTP).
-        self.certificates = tls_certs.Certificates(host) if tls else None
+        self.certificates = certificates.Certificates(host) if tls else None
         # Default for VMIs without the guest-agent template annotation.
         self.guest_agent = guest_agent
         self.vms = vms
