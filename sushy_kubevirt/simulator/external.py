@@ -68,8 +68,8 @@ CONFIGURATIONS = {True: ('MutatingWebhookConfiguration', 'virt-api-mutator'),
                   False: ('ValidatingWebhookConfiguration',
                           'virt-api-validator')}
 WATCHED = (simulator.NAMESPACES, simulator.SECRETS, simulator.CONFIGMAPS,
-           simulator.PVCS, simulator.STORAGECLASSES, virt.VM_RT, virt.VMI_RT,
-           cdi.DV_RT)
+           simulator.PVCS, simulator.STORAGECLASSES, simulator.EVENTS,
+           virt.VM_RT, virt.VMI_RT, cdi.DV_RT)
 PROBE = 'sushy-kubevirt-webhook-probe'
 READY_TIMEOUT = 60.0
 

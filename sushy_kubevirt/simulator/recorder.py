@@ -25,8 +25,8 @@ Derived from the store's changes (old and new object), written as core
 They are written from the recorder's own scheduler thread, never from
 the store's callback. As kube-apiserver's ``--event-ttl`` bounds the
 Events, the recorder keeps at most :data:`MAX_EVENTS` of its own: the
-oldest is deleted past that. A store without Events (the controllers
-driving a real API server, with its chosen types) records none.
+oldest is deleted past that. Driving a real API server, the controllers
+write their Events there as well. A store without Events records none.
 """
 
 import collections
@@ -130,7 +130,7 @@ class Recorder:
         self.store = sim.store
         try:
             self.events = sim.store.resource('', 'events')
-        except KeyError:    # a store of the real cluster's chosen types
+        except KeyError:    # a store of chosen types, without Events
             self.events = None
         _delays, self.scheduler = clock.for_controller(sim, {},
                                                        'sim-events')

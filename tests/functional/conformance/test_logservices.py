@@ -215,9 +215,6 @@ def test_security_log(emulator):
 
 
 def test_the_simulator_records_kubevirt_events(sim, emulator):
-    if backend.REAL:
-        pytest.skip('needs the simulator (a kube-apiserver runs no '
-                    'KubeVirt controller)')
     system = '/redfish/v1/Systems/%s' % identity.firmware_uuid(
         harness.vm(sim, 'vm-00001'))
     log = system + '/LogServices/Log'
