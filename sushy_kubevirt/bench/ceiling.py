@@ -20,8 +20,14 @@ throughput is what Flask and the server allow with no work per request:
 the emulator's throughput over it is the share left to the emulator's
 own work. ``python -m sushy_kubevirt.bench.ceiling ANSWERS PORT`` runs
 the development server.
+
+Each process of the emulator keeps its own answers and ETags, so
+:func:`start` first has every process (each gunicorn worker) answer
+every System twice (:func:`warm`): a warm emulator is one whose every
+process has seen every System.
 """
 
+import concurrent.futures
 import http.client
 import json
 import os
@@ -51,6 +57,76 @@ def _get(port, path):
         return response.status, headers, response.read().decode('utf-8')
     finally:
         conn.close()
+
+
+def _owner(port, conn, pids):
+    """The pid among ``pids`` holding the server side of ``conn``."""
+    if conn.sock is None:
+        return None   # the server closed it
+    ends = ('0100007F:%04X' % port,
+            '0100007F:%04X' % conn.sock.getsockname()[1])
+    with open('/proc/net/tcp') as table:
+        inodes = {'socket:[%s]' % row[9] for row in map(str.split, table)
+                  if tuple(row[1:3]) == ends}
+    for pid in pids:
+        try:
+            fds = os.listdir('/proc/%d/fd' % pid)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if os.readlink('/proc/%d/fd/%s' % (pid, fd)) in inodes:
+                    return pid
+            except OSError:
+                continue
+    return None
+
+
+def _connections(emulator, tries=32):
+    """One kept-alive connection to each process serving ``emulator``."""
+    pids = [emulator.proc.pid] + procs.children(emulator.proc.pid)
+    found, spare = {}, []
+    for _ in range(tries):
+        conn = http.client.HTTPConnection('127.0.0.1', emulator.port,
+                                          timeout=60.0)
+        conn.request('GET', '/redfish/v1/')
+        conn.getresponse().read()
+        pid = _owner(emulator.port, conn, pids)
+        (spare if pid in found or pid is None else found.setdefault(
+            pid, [])).append(conn)
+        if len(found) == max(1, len(pids) - 1):   # gunicorn: its workers
+            break
+    for conn in spare:
+        conn.close()
+    # A server that closes every connection (the development server) is
+    # one process: any connection reaches it.
+    return [conns[0] for conns in found.values()] or [
+        http.client.HTTPConnection('127.0.0.1', emulator.port, timeout=60.0)]
+
+
+def _answer_all(conn, ids, passes):
+    try:
+        for _ in range(passes):
+            for ident in ids:
+                conn.request('GET', load.SYSTEM % ident,
+                             headers={'OData-Version': '4.0'})
+                conn.getresponse().read()
+    finally:
+        conn.close()
+
+
+def warm(emulator, ids, passes=2):
+    """Have each process of ``emulator`` answer every System.
+
+    ``passes`` times, on a kept-alive connection to each (a process keeps
+    its own rendered answers and ETags). Returns how many processes.
+    """
+    conns = _connections(emulator)
+    with concurrent.futures.ThreadPoolExecutor(len(conns)) as pool:
+        for done in [pool.submit(_answer_all, conn, ids, passes)
+                     for conn in conns]:
+            done.result()
+    return len(conns)
 
 
 def capture(port, ids, path):
@@ -105,6 +181,7 @@ def start(emulator, ids, workdir):
     port = procs.free_port()
     name = 'ceiling-%s-%d' % (emulator.server, port)
     answers = os.path.join(workdir, name + '.json')
+    warm(emulator, ids)
     capture(emulator.port, ids, answers)
     ceiling = Ceiling(emulator.server, answers, port,
                       os.path.join(workdir, name + '.log'))

@@ -96,7 +96,8 @@ def stop(proc, grace_s=10.0):
             continue
 
 
-def _children(pid):
+def children(pid):
+    """The pids of the child processes of ``pid``."""
     found = []
     try:
         tasks = os.listdir('/proc/%d/task' % pid)
@@ -138,7 +139,7 @@ def cpu_s(pid):
     while todo:
         current = todo.pop()
         ticks += _cpu_ticks(current)
-        todo.extend(_children(current))
+        todo.extend(children(current))
     return ticks / os.sysconf('SC_CLK_TCK')
 
 
@@ -151,5 +152,5 @@ def rss_kb(pid, field='VmRSS:'):
     while todo:
         current = todo.pop()
         result[current] = _rss_kb(current, field)
-        todo.extend(_children(current))
+        todo.extend(children(current))
     return result

@@ -52,6 +52,8 @@ class FlatIndex:
 
     def generation(self):
         """:attr:`Indices.generation`, or None while a write is overlaid."""
+        if not self._overlaid:
+            return self.indices.generation
         with self._lock:
             self._overlaid = {i for i in self._overlaid if i.has_overlay()}
             return None if self._overlaid else self.indices.generation

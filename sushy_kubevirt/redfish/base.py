@@ -169,7 +169,8 @@ def error_response(exc, code):
 
 def limit_body(request):
     """A 413 for a body over :data:`MAX_BODY`."""
-    if (request.content_length or 0) > MAX_BODY:
+    if request.environ.get('CONTENT_LENGTH') and \
+            (request.content_length or 0) > MAX_BODY:
         raise exceptions.RequestEntityTooLarge(
             'The request body is larger than %d bytes' % MAX_BODY)
     try:

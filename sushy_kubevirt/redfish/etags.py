@@ -80,6 +80,8 @@ def tag(response, current):
 
 def check(app, **view_args):
     """A ``before`` handler: If-Match on a write under a System."""
+    if flask.request.method not in WRITES:
+        return None
     ident = identity()
     if ident is None or not conditional():
         return None

@@ -126,8 +126,9 @@ def check(app, **view_args):
     """A ``before`` handler: parse the query of a GET, or refuse it."""
     request = flask.request
     if not base.plugin_driver(app) or request.method not in ('GET', 'HEAD') \
-            or not request.args or (request.url_rule is not None
-                                    and request.url_rule.rule in _EXEMPT):
+            or not request.environ.get('QUERY_STRING') or not request.args \
+            or (request.url_rule is not None
+                and request.url_rule.rule in _EXEMPT):
         return None
     query = _parse(request.args)
     if query:

@@ -43,8 +43,10 @@ _KEPT = weakref.WeakKeyDictionary()
 
 def _plain_get():
     request = flask.request
+    environ = request.environ
     return request.method == 'GET' and request.endpoint == ENDPOINT \
-        and not request.args and 'If-None-Match' not in request.headers
+        and (not environ.get('QUERY_STRING') or not request.args) \
+        and 'HTTP_IF_NONE_MATCH' not in environ
 
 
 def _systems(app):

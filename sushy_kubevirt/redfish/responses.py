@@ -131,7 +131,7 @@ def _described_by(body):
 
 def check_odata_version(app, **view_args):
     """A ``before`` handler: a 412 unless OData-Version is 4.0 or absent."""
-    version = flask.request.headers.get('OData-Version')
+    version = flask.request.environ.get('HTTP_ODATA_VERSION')
     if base.plugin_driver(app) and version not in (None, ODATA_VERSION):
         raise messages.RedfishError(
             'PreconditionFailed', code=412,
