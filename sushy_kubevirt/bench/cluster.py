@@ -33,8 +33,9 @@ from sushy_kubevirt.bench import procs
 
 
 #: The informers' first list is paginated (``limit=500``, the reflector's
-#: page size); live reads and the start-up check (``limit=1``) are not.
-#: Holding those lists keeps every cache unsynced, so reads go live.
+#: page size); live reads (``limit=1000``, the lister's) and the start-up
+#: check (``limit=1``) are not those. Holding those lists keeps every
+#: cache unsynced, so reads go live.
 _INFORMER_LIST = {
     'method': 'GET', 'query': {'limit': '500'},
     'path': r'/(virtualmachines|virtualmachineinstances|datavolumes)$'}

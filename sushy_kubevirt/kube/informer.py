@@ -122,7 +122,7 @@ class Informer:
         self.reflector = reflector.Reflector(
             api, resource, self._replace, self._event, namespace=namespace,
             label_selector=label_selector, timings=timings, name=name,
-            page=self._page)
+            page=self.page)
         #: Guards the store, the overlay and the handler list, so that the
         #: events queued follow the store's changes in order. Reentrant:
         #: :meth:`held` lets a caller add handlers while holding it.
@@ -287,9 +287,9 @@ class Informer:
         if done:
             del self._overlay[key]
 
-    # reflector callbacks (reflector thread)
+    # reflector callbacks (reflector thread), and live lists
 
-    def _page(self, items):
+    def page(self, items):
         """A page of a list as it arrives: what the cache keeps, stripped.
 
         Only these are held until the list ends (client-go transforms each

@@ -21,6 +21,14 @@ after it synced, every read raises
 :class:`~sushy_kubevirt.kube.apierrors.Unreadable` naming the missing
 permission, with no API call: neither a frozen cache nor an empty answer
 is served. A warning is logged once per refusal, and the recovery once.
+
+A list read before the informer synced waits for the informer's first
+list while that list progresses (a page at least every
+:data:`LIST_PROGRESS_S`), then answers from the cache: a live list of
+the same objects would end no sooner and cost as much again. Otherwise
+it lists live, :data:`PAGE_SIZE` objects a page, keeping of each page
+only what the informer would (client-go's pager).
+
 A live read the server refuses before the informer synced counts as a
 refusal too (:meth:`Lister.refusal`) until a live read succeeds or the
 informer syncs, so that ``/metrics`` names the namespace the Systems
@@ -28,10 +36,19 @@ collection leaves out while the informer still waits to re-watch.
 """
 
 import logging
+import time
 
 from sushy_kubevirt.kube import apierrors
 
 LOG = logging.getLogger(__name__)
+
+#: Seconds without a page after which a read stops waiting for a list.
+LIST_PROGRESS_S = 2.0
+#: Longest a read waits for the informer's first list, in seconds.
+LIST_WAIT_S = 300.0
+#: Objects a page of a live list (twice the informers': fewer requests
+#: for a read that must answer at once; the benchmarks tell them apart).
+PAGE_SIZE = 1000
 
 
 def where(namespace):
@@ -87,6 +104,19 @@ class Lister:
             return True
         return False
 
+    def _listed(self):
+        """:meth:`_cached` of a list, once the list under way (if any) ends.
+
+        The informer's first list, progressing, is waited for.
+        """
+        reflector = self.informer.reflector
+        deadline = time.monotonic() + LIST_WAIT_S
+        while not self.informer.has_synced() and \
+                reflector.listing(LIST_PROGRESS_S) and \
+                time.monotonic() < deadline:
+            self.informer.wait_for_sync(0.05)
+        return self._cached('list')
+
     def get(self, namespace, name):
         """The object, or None."""
         if self._cached('get'):
@@ -108,32 +138,57 @@ class Lister:
 
     def list(self):
         """Every object."""
-        if self._cached('list'):
-            return self.informer.list()
-        return self._live_list_allowed()
+        found = None if self._listed() else self._live_list_allowed()
+        return self.informer.list() if found is None else found
 
     def by_index(self, index, value):
         """Objects whose ``index`` yields ``value``."""
-        if self._cached('list'):
+        found = None if self._listed() else self._live_list_allowed()
+        if found is None:
             return self.informer.by_index(index, value)
         values = self.informer.store.index_values
-        return [o for o in self._live_list_allowed()
-                if value in values(index, o)]
+        return [o for o in found if value in values(index, o)]
 
     def _live_list_allowed(self):
+        """A live list, or None once the informer synced meanwhile.
+
+        The informer's list ending between two pages ends the live one:
+        the rest is read from the cache (counted as a cache read).
+        """
         try:
-            found = self._live_list(self.informer.namespace)
+            found = self._live_list(self.informer.namespace, until_synced=True)
         except apierrors.Forbidden as exc:
             raise self._refused(exc) from exc
         self._live_refusal = None
+        if found is None:
+            self._cached('list')
         return found
 
     def _refused(self, exc):
         self._live_refusal = exc
         return self._unreadable(exc)
 
-    def _live_list(self, namespace, field_selector=None):
-        page = self.api.list(self.informer.resource, namespace,
-                             self.label_selector,
-                             field_selector=field_selector)
-        return [self.informer.transform(o) for o in page.get('items') or []]
+    def _live_list(self, namespace, field_selector=None,
+                   until_synced=False):
+        """What the informer would keep of a live list, page by page.
+
+        An expired continue token (410) starts the list again, once. With
+        ``until_synced``: None as soon as the informer has synced.
+        """
+        for attempt in (1, 2):
+            items, token = [], None
+            try:
+                while True:
+                    page = self.api.list(
+                        self.informer.resource, namespace,
+                        self.label_selector, field_selector=field_selector,
+                        limit=PAGE_SIZE, continue_token=token)
+                    items += self.informer.page(page.get('items') or [])
+                    token = (page.get('metadata') or {}).get('continue')
+                    if not token:
+                        return items
+                    if until_synced and self.informer.has_synced():
+                        return None
+            except apierrors.Gone:
+                if token is None or attempt == 2:
+                    raise

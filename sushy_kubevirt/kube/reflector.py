@@ -28,7 +28,9 @@ The reflector feeds ``on_replace(items, rv)`` after each list and
   continue token expires (410: the list outlived the server's history),
   the list is read again whole, without a limit, at the same
   resourceVersion (client-go's pager with ``FullListIfExpired``): at most
-  one such fallback a list, so a list always ends.
+  one such fallback a list, so a list always ends. :meth:`Reflector.
+  listing` tells whether a list is under way and progressing (a reader
+  may wait for it rather than list the same objects again).
 * A 410 relists at once at the last resourceVersion, then, if that is
   gone too, with a consistent read (resourceVersion unset). A second 410
   within ``backoff_reset`` seconds waits for the backoff first, so a
@@ -111,6 +113,8 @@ class Reflector:
         #: Watch requests after the first one.
         self.watch_restarts = 0
         self._listed = self._watched = False
+        #: When the list under way started or last received a page.
+        self._list_progress = None
         self._on_replace = on_replace
         self._page = page or list
         self._on_event = on_event
@@ -136,6 +140,7 @@ class Reflector:
     # lifecycle
 
     def start(self):
+        self._list_progress = self._clock()  # the first list starts now
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name='reflector ' + self.name)
         self._thread.start()
@@ -269,6 +274,13 @@ class Reflector:
     # list
 
     def _list(self):
+        self._list_progress = self._clock()
+        try:
+            self._list_once()
+        finally:
+            self._list_progress = None
+
+    def _list_once(self):
         rv = None if self._rv_unavailable else self.last_rv
         try:
             items, list_rv = self._list_at(rv)
@@ -287,6 +299,14 @@ class Reflector:
         if self._listed:
             self.relists += 1
         self._listed = True
+
+    def listing(self, within):
+        """Whether a list is under way and progressed in ``within`` s.
+
+        Progress: the list started, or received a page, that recently.
+        """
+        progress = self._list_progress
+        return progress is not None and self._clock() - progress < within
 
     def _set_rv(self, rv):
         self.last_rv = rv
@@ -323,6 +343,7 @@ class Reflector:
                 limit, items, token = None, [], None
                 continue
             items += self._page(page.get('items') or [])
+            self._list_progress = self._clock()
             meta = page.get('metadata') or {}
             token = meta.get('continue') if limit else None
             if not token:

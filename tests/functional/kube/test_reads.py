@@ -96,7 +96,7 @@ def test_unsynced_reads_respect_the_label_selector(sim, cluster_factory,
         GROUP, VERSION, 'default', 'virtualmachines',
         objects.make_vm('plain', labels={}))
     sim.faults.status(500, method='GET', path='/virtualmachines$',
-                      query={'limit': None}, times=None)
+                      query={'limit': '500'}, times=None)
     cluster = cluster_factory(sim, label_selector='redfish-enabled=true')
     assert cluster.get_vm('default', 'plain') is None
     assert cluster.get_vm('default', 'vm-00000') is not None

@@ -27,7 +27,8 @@ class Api:
 
     answer = None
 
-    def list(self, resource, namespace, label_selector, field_selector=None):
+    def list(self, resource, namespace, label_selector, field_selector=None,
+             limit=None, continue_token=None):
         if isinstance(self.answer, Exception):
             raise self.answer
         return {'items': self.answer}
