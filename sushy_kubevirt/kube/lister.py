@@ -43,7 +43,7 @@ from sushy_kubevirt.kube import apierrors
 LOG = logging.getLogger(__name__)
 
 #: Seconds without a page after which a read stops waiting for a list.
-LIST_PROGRESS_S = 2.0
+LIST_PROGRESS_S = 10.0
 #: Longest a read waits for the informer's first list, in seconds.
 LIST_WAIT_S = 300.0
 #: Objects a page of a live list (twice the informers': fewer requests
