@@ -18,6 +18,7 @@ import requests
 from tests import backend
 from tests.functional.emulator import harness
 
+from sushy_kubevirt.kube import lister
 from sushy_kubevirt.kubevirt import identity
 
 #: The informers' first list is paginated (limit=500, the reflector's
@@ -27,7 +28,9 @@ INFORMER_LIST = {'method': 'GET', 'query': {'limit': '500'},
                          r'datavolumes)$'}
 
 
-def test_unsynced_get_reads_each_object_once(tmp_path):
+def test_unsynced_get_reads_each_object_once(tmp_path, monkeypatch):
+    # The lookup waits 0.5 s for the held list, then reads live.
+    monkeypatch.setattr(lister, 'LIST_PROGRESS_S', 0.5)
     sim = backend.start(vms=3)
     server = None
     try:
