@@ -22,7 +22,7 @@ after it synced, every read raises
 permission, with no API call: neither a frozen cache nor an empty answer
 is served. A warning is logged once per refusal, and the recovery once.
 
-A list read before the informer synced waits for the informer's first
+A list read before a cluster-wide informer synced waits for its first
 list while that list progresses (a page at least every
 :data:`LIST_PROGRESS_S`), then answers from the cache: a live list of
 the same objects would end no sooner and cost as much again. Otherwise
@@ -107,11 +107,14 @@ class Lister:
     def _listed(self):
         """:meth:`_cached` of a list, once the list under way (if any) ends.
 
-        The informer's first list, progressing, is waited for.
+        A cluster-wide informer's first list, progressing, is waited for;
+        one namespace's is short, and a read waiting for each of many
+        namespaces in turn would wait for them all.
         """
         reflector = self.informer.reflector
         deadline = time.monotonic() + LIST_WAIT_S
-        while not self.informer.has_synced() and \
+        while self.informer.namespace is None and \
+                not self.informer.has_synced() and \
                 reflector.listing(LIST_PROGRESS_S) and \
                 time.monotonic() < deadline:
             self.informer.wait_for_sync(0.05)

@@ -34,7 +34,7 @@ def test_a_list_before_sync_waits_for_the_first_list_in_progress(
     # Three pages, each 0.3 s: the list progresses, and ends after 0.9 s.
     sim.faults.latency(0.3, method='GET', path='/virtualmachines$',
                        query={'limit': '2'})
-    cluster = cluster_factory(sim, timings=PAGED)
+    cluster = cluster_factory(sim, timings=PAGED, namespaces=())
     assert _names(cluster.list_vms()) == VMS
     assert len(kube_calls(sim, 'list', query={'limit': '2'})) == 3
     # No list of its own: the read answered from the synced cache.
@@ -42,6 +42,16 @@ def test_a_list_before_sync_waits_for_the_first_list_in_progress(
             if e['query'].get('limit') != '2'] == []
     assert cluster.accounting.live_calls('list', 'virtualmachines') == 3
     assert cluster.accounting.cache_reads('list', 'virtualmachines') == 1
+
+
+def test_a_list_of_one_namespace_before_sync_goes_live(sim_factory,
+                                                       cluster_factory):
+    sim = sim_factory(vms=6)
+    sim.faults.latency(0.3, method='GET', path='/virtualmachines$',
+                       query={'limit': '2'})
+    cluster = cluster_factory(sim, timings=PAGED)
+    assert _names(cluster.list_vms()) == VMS
+    assert len(kube_calls(sim, 'list', query={'limit': '1000'})) == 1
 
 
 def test_a_live_list_before_sync_is_paged(sim_factory, cluster_factory,
