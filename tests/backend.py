@@ -46,7 +46,7 @@ def start(**kwargs):
     other = sorted(set(kwargs) - PORTABLE - TIMINGS)
     if other:
         pytest.skip('needs the simulator (%s)' % ', '.join(other))
-    from tests import realbackend  # the controlplane extra, only here
+    from tests import realbackend  # the control plane, only when used
     return realbackend.Real(
         **{k: v for k, v in kwargs.items() if k in PORTABLE}).start()
 

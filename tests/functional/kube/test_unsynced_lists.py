@@ -17,6 +17,7 @@ import dataclasses
 from tests.functional.kube.conftest import kube_calls
 from tests.functional.kube.conftest import TIMINGS
 
+from sushy_kubevirt import config
 from sushy_kubevirt.kube import lister
 
 #: The informers' list pages 2 VMs at a time.
@@ -88,3 +89,27 @@ def test_a_live_list_ends_when_the_informer_syncs(sim_factory,
     assert _names(cluster.list_vms()) == VMS
     assert len(kube_calls(sim, 'list', query={'limit': '2'})) == 2
     assert cluster.accounting.cache_reads('list', 'virtualmachines') == 1
+
+
+def test_a_live_list_before_sync_keeps_the_shards_namespaces(
+        sim_factory, cluster_factory, monkeypatch):
+    monkeypatch.setattr(lister, 'PAGE_SIZE', 4)
+    monkeypatch.setattr(lister, 'LIST_PROGRESS_S', 0.2)
+    sim = sim_factory(vms=12, namespaces=4)
+    everything = [(v['metadata']['namespace'], v['metadata']['name'])
+                  for v in sim.store.list(sim.store.resource(
+                      'kubevirt.io', 'virtualmachines'))[0]]
+    shard = config.Shard(0, 2)
+    owned = sorted(key for key in everything if shard.owns(key[0]))
+    assert owned and len(owned) < len(everything)
+    sim.faults.latency(1.5, method='GET', path='/virtualmachines$',
+                       query={'limit': '2'}, times=1)
+    cluster = cluster_factory(sim, timings=PAGED, namespaces=(),
+                              shard=shard)
+    found = sorted((v['metadata']['namespace'], v['metadata']['name'])
+                   for v in cluster.list_vms())
+    assert found == owned
+    assert cluster.accounting.cache_reads('list', 'virtualmachines') == 0
+    assert cluster.wait_for_sync(10)
+    assert sorted((v['metadata']['namespace'], v['metadata']['name'])
+                  for v in cluster.list_vms()) == owned
