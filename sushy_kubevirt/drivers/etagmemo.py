@@ -24,7 +24,7 @@ Only canonical ids are kept (which VM another id names may depend on
 the account). Anything else computes the ETag as before.
 """
 
-from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.kubevirt import identity
 
 #: Ids whose ETag a process keeps at most (then it starts afresh).
@@ -47,7 +47,7 @@ class ETags:
         if kept is not None:
             before = self._cluster().generation(kept[2])
             if before is not None and before == kept[0] and \
-                    tenancy.reaches(kept[2], kept[3]):
+                    lookup.reaches(kept[2], kept[3]):
                 return kept[1]
         vm, current = self._compute(ident)
         meta = vm['metadata']

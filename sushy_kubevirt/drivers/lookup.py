@@ -30,6 +30,7 @@ import flask
 from sushy_tools import error
 
 from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import snapshot
 from sushy_kubevirt.kubevirt import identity
 
 _MEMO = 'sushy_kubevirt_lookup'
@@ -52,9 +53,20 @@ def canonical_uuid(text):
         return None
 
 
+def reaches(namespace, labels):
+    """:func:`tenancy.reaches`, asked once per GET request and namespace.
+
+    With Kubernetes accounts each question is a SubjectAccessReview
+    (unless cached); the lookup and the kept ETag ask the same one.
+    """
+    return snapshot.memoized(
+        ('reaches', namespace, tuple(sorted(labels.items()))),
+        lambda: tenancy.reaches(namespace, labels))
+
+
 def _reached(vm):
     meta = vm['metadata']
-    return tenancy.reaches(meta['namespace'], meta.get('labels') or {})
+    return reaches(meta['namespace'], meta.get('labels') or {})
 
 
 def alias(vm):
