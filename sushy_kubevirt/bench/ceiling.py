@@ -38,6 +38,7 @@ import flask
 from sushy_kubevirt.bench import emulators
 from sushy_kubevirt.bench import load
 from sushy_kubevirt.bench import procs
+from sushy_kubevirt.bench import workers
 
 #: Headers the server sets itself on every answer.
 _SERVER_HEADERS = ('date', 'server', 'connection', 'content-length',
@@ -59,29 +60,6 @@ def _get(port, path):
         conn.close()
 
 
-def _owner(port, conn, pids):
-    """The pid among ``pids`` holding the server side of ``conn``."""
-    if conn.sock is None:
-        return None   # the server closed it
-    ends = ('0100007F:%04X' % port,
-            '0100007F:%04X' % conn.sock.getsockname()[1])
-    with open('/proc/net/tcp') as table:
-        inodes = {'socket:[%s]' % row[9] for row in map(str.split, table)
-                  if tuple(row[1:3]) == ends}
-    for pid in pids:
-        try:
-            fds = os.listdir('/proc/%d/fd' % pid)
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink('/proc/%d/fd/%s' % (pid, fd)) in inodes:
-                    return pid
-            except OSError:
-                continue
-    return None
-
-
 def _connections(emulator, tries=32):
     """One kept-alive connection to each process serving ``emulator``."""
     pids = [emulator.proc.pid] + procs.children(emulator.proc.pid)
@@ -91,7 +69,7 @@ def _connections(emulator, tries=32):
                                           timeout=60.0)
         conn.request('GET', '/redfish/v1/')
         conn.getresponse().read()
-        pid = _owner(emulator.port, conn, pids)
+        pid = workers.serving_pid(emulator.port, conn, pids)
         (spare if pid in found or pid is None else found.setdefault(
             pid, [])).append(conn)
         if len(found) == max(1, len(pids) - 1):   # gunicorn: its workers

@@ -41,6 +41,17 @@ def _server_inode(port, peer_port):
     return None
 
 
+def serving_pid(port, conn, pids):
+    """The pid among ``pids`` holding the server side of ``conn``.
+
+    None when the server has closed it, or no process of ``pids`` has it.
+    """
+    if conn.sock is None:
+        return None
+    inode = _server_inode(port, conn.sock.getsockname()[1])
+    return inode and _owner(pids, inode)
+
+
 def _owner(pids, inode):
     target = 'socket:[%s]' % inode
     for pid in pids:
@@ -102,8 +113,7 @@ class Workers:
         conn = http.client.HTTPConnection('127.0.0.1', self.port,
                                           timeout=self.timeout)
         status, _, _ = self._send(conn, '/redfish/v1/')
-        inode = _server_inode(self.port, conn.sock.getsockname()[1])
-        pid = inode and _owner(self.pids(), inode)
+        pid = serving_pid(self.port, conn, self.pids())
         if status != 200 or pid is None:
             conn.close()
             return None, None
