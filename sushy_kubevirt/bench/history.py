@@ -110,6 +110,7 @@ def record(document):
             figures['%s %s runs CPU ms/request' % (kind, mode)] = (
                 found['runs_cpu_ms'][mode])
         calls['warm %s (load)' % kind] = found['api_calls']
+        figures['fake %s errors' % kind] = found['other_errors']
         for mode in ('warm', 'fake'):
             _run_figures('%s %s' % (kind, mode), found[mode], figures)
         errors += found['errors']
@@ -130,6 +131,7 @@ def record(document):
         figures['%s ceiling runs rps' % kind] = found['runs_rps']['fake']
         figures['%s ceiling CPU ms/request' % kind] = found['cpu_ms']['fake']
         _run_figures('%s ceiling' % kind, found['fake'], figures)
+        figures['ceiling %s errors' % kind] = found['other_errors']
         errors += found['errors']
         failures += found['failures']
     for mode in ('warm', 'live'):

@@ -142,10 +142,12 @@ def interleave(plan, targets, pairs, cluster=None, loads=LOADS):
                        for mode in runs},
             'api_calls': (round(warm_calls / warm_requests, 3)
                           if warm_requests else None),
-            'errors': sum(r['total']['errors'] for side in runs.values()
-                          for r in side),
-            'failures': [f for side in runs.values() for r in side
-                         for f in r['failures']][:5]}
+            # This driver's failures are gated; the other side's (the
+            # fake driver's SQLite store can answer 500 under load) are
+            # only recorded.
+            'errors': sum(r['total']['errors'] for r in runs['warm']),
+            'failures': [f for r in runs['warm'] for f in r['failures']][:5],
+            'other_errors': sum(r['total']['errors'] for r in runs['fake'])}
     return found
 
 
