@@ -40,14 +40,29 @@ class ETags:
         #: ``{id: (generation, etag, namespace, labels)}``.
         self._kept = {}
 
+    @staticmethod
+    def _holds(kept, generation):
+        return generation is not None and generation == kept[0] and \
+            lookup.reaches(kept[2], kept[3])
+
+    def kept(self, ident):
+        """The kept ETag of System ``ident`` while it holds, else None.
+
+        Reads only the watch cache: it computes nothing.
+        """
+        kept = self._kept.get(ident)
+        if kept is not None and self._holds(
+                kept, self._cluster().generation(kept[2])):
+            return kept[1]
+        return None
+
     def etag(self, ident):
         """The ETag of System ``ident``, as ``compute`` would give it."""
         kept = self._kept.get(ident)
         before = None
         if kept is not None:
             before = self._cluster().generation(kept[2])
-            if before is not None and before == kept[0] and \
-                    lookup.reaches(kept[2], kept[3]):
+            if self._holds(kept, before):
                 return kept[1]
         vm, current = self._compute(ident)
         meta = vm['metadata']

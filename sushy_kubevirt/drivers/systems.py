@@ -451,6 +451,13 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """The ETag of System ``identity_`` (kept: :mod:`.etagmemo`)."""
         return self._etags.etag(identity_)
 
+    def kept_etag(self, identity_):
+        """The kept ETag of System ``identity_`` while it holds, else None.
+
+        No API call and no computing: :meth:`.etagmemo.ETags.kept`.
+        """
+        return self._etags.kept(identity_)
+
     def _etag(self, ident):
         vm = self._vm(ident)
         return vm, versions.etag(vm, self._vmi(vm),

@@ -395,11 +395,15 @@ def bearer(accounts, password):
     return accounts.authenticate(token)
 
 
-def wrap(app, store, accounts):
-    """Put :class:`Middleware` around ``app``'s WSGI callable (once)."""
+def wrap(app, store, accounts, inner):
+    """Put :class:`Middleware` around ``app``'s WSGI callable (once).
+
+    ``inner(wsgi)`` wraps Flask's own callable first: what the requests
+    that pass authentication reach.
+    """
     current = app.wsgi_app
     if isinstance(current, Middleware):
         return
     if isinstance(current, main.RedfishAuthMiddleware):
         current = current.app   # sushy-tools' own, made by configure()
-    app.wsgi_app = Middleware(app, current, store, accounts)
+    app.wsgi_app = Middleware(app, inner(current), store, accounts)

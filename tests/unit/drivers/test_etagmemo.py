@@ -98,3 +98,13 @@ def test_other_ids_are_not_kept(memo):
     for _ in range(3):
         etags.etag('ns-a.vm')
     assert len(computed) == 3
+
+
+def test_kept_reads_only_what_is_kept(memo):
+    etags, cluster, computed, state = memo
+    assert etags.kept(UUID) is None
+    etags.etag(UUID), etags.etag(UUID)
+    assert etags.kept(UUID) == '"1"'
+    cluster.generations['ns-a'] = ('ns-a', 2, 1)
+    assert etags.kept(UUID) is None
+    assert len(computed) == 2
