@@ -116,8 +116,7 @@ EXTENSION_POINTS = (
             'wrapped it) by sushy_kubevirt.redfish.auth: session tokens '
             'and Basic for the kubevirt driver, the stock middleware for '
             'other drivers; then sushy_kubevirt.redfish.rendered.Kept: a '
-            'plain System GET without credentials is answered its kept '
-            'bytes before Flask'),
+            'plain System GET is answered its kept bytes before Flask'),
     _member('run', 'checks the extension points, the driver settings and '
             'the cluster before serving'),
     _member('register_blueprint', 'first call (main.py, right after '
@@ -412,7 +411,8 @@ def _configure(self, *args, **kwargs):
 def _wrap_wsgi_app(app):
     auth.wrap(app, lambda: sessions.session_store(app),
               lambda: access.accounts_of(app),
-              lambda wsgi: rendered.Kept(app, wsgi))
+              lambda wsgi: rendered.Kept(app, wsgi, hooks.privilege_table(
+                  EXTENSION_POINTS)[(rendered.ENDPOINT, 'GET')]))
 
 
 def check(app, connect=False):

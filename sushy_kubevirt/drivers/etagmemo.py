@@ -41,18 +41,19 @@ class ETags:
         self._kept = {}
 
     @staticmethod
-    def _holds(kept, generation):
+    def _holds(kept, generation, reaches=lookup.reaches):
         return generation is not None and generation == kept[0] and \
-            lookup.reaches(kept[2], kept[3])
+            reaches(kept[2], kept[3])
 
-    def kept(self, ident):
+    def kept(self, ident, reaches):
         """The kept ETag of System ``ident`` while it holds, else None.
 
-        Reads only the watch cache: it computes nothing.
+        ``reaches(namespace, labels)`` says whether the request's account
+        reaches the VM. Reads only the watch cache: it computes nothing.
         """
         kept = self._kept.get(ident)
         if kept is not None and self._holds(
-                kept, self._cluster().generation(kept[2])):
+                kept, self._cluster().generation(kept[2]), reaches):
             return kept[1]
         return None
 

@@ -451,12 +451,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """The ETag of System ``identity_`` (kept: :mod:`.etagmemo`)."""
         return self._etags.etag(identity_)
 
-    def kept_etag(self, identity_):
+    def kept_etag(self, identity_, reaches):
         """The kept ETag of System ``identity_`` while it holds, else None.
 
         No API call and no computing: :meth:`.etagmemo.ETags.kept`.
         """
-        return self._etags.kept(identity_)
+        return self._etags.kept(identity_, reaches)
 
     def _etag(self, ident):
         vm = self._vm(ident)

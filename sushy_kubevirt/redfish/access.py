@@ -149,22 +149,35 @@ def _kube_authorize(app, account, privilege):
                 % (request.method.lower(), request.path))
 
 
+def request_account(app, environ):
+    """The account of the request ``environ`` authenticated.
+
+    None when nothing is restricted (no authentication: as sushy-tools).
+
+    :raises messages.RedfishError: 401 when the user has no account any
+        more (removed from the file since they logged in), 503 when the
+        accounts cannot be read.
+    """
+    user = environ.get(auth.USER_KEY)
+    if user is None or not base.plugin_driver(app):
+        return None
+    account = environ.get(auth.ACCOUNT_KEY) or account_of(app, user)
+    if account is None:
+        raise messages.RedfishError(
+            'NoValidSession', code=401, detail='User %r has no account' %
+            user, headers={'WWW-Authenticate': auth.CHALLENGE})
+    return account
+
+
 def authorize(app, needs):
     """Set this request's account; a 403 unless it may do this.
 
     :param needs: ``{(endpoint, method): privilege}`` of every route.
     """
-    environ = flask.request.environ
-    user = environ.get(auth.USER_KEY)
-    if user is None or not base.plugin_driver(app):
-        tenancy.set_current(None)   # no authentication: as sushy-tools
-        return
-    account = environ.get(auth.ACCOUNT_KEY) or account_of(app, user)
-    if account is None:   # removed from the file since it logged in
-        raise messages.RedfishError(
-            'NoValidSession', code=401, detail='User %r has no account' %
-            user, headers={'WWW-Authenticate': auth.CHALLENGE})
+    account = request_account(app, flask.request.environ)
     tenancy.set_current(account)
+    if account is None:
+        return
     privilege = needed(needs, flask.request.endpoint, flask.request.method)
     if isinstance(account, kubeaccounts.KubeAccount):
         _kube_authorize(app, account, privilege)

@@ -24,13 +24,14 @@ rendered answer (ETag, OData-Version, Allow, Link...) skip a kept one:
 its headers are those they gave it.
 
 :class:`Kept` answers a kept answer before Flask itself, for a request
-that Flask would answer with it anyway and that carries no credentials
-(authentication is not configured): the request's route, checks and
-``after`` handlers would only repeat what they did when the answer was
-kept, and Flask's request context, routing and response are most of a
-warm GET's cost (see the benchmarks' *The framework's limit*). An
-authenticated request goes through Flask, whose hooks decide its
-account's privileges and reach each time.
+that Flask would answer with it anyway: its route, checks and ``after``
+handlers would only repeat what they did when the answer was kept, and
+Flask's request context, routing and response are most of a warm GET's
+cost (see the benchmarks' *The framework's limit*). It runs after
+authentication, and asks what Flask's hooks ask of the request's
+account (:func:`.access.request_account`): the route's privilege, and
+that the account reaches the VM. An account the cluster's RBAC decides
+for (Kubernetes accounts) goes through Flask.
 """
 
 import weakref
@@ -39,7 +40,9 @@ import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
-from sushy_kubevirt.redfish import auth
+from sushy_kubevirt.accounts import kubeaccounts
+from sushy_kubevirt import messages
+from sushy_kubevirt.redfish import access
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import etags
 from sushy_kubevirt.redfish import responses
@@ -113,11 +116,13 @@ class Kept:
 
     :param app: the Flask application (its config and systems driver).
     :param wrapped: its WSGI callable (Flask's own).
+    :param privilege: what a GET of a System needs.
     """
 
-    def __init__(self, app, wrapped):
+    def __init__(self, app, wrapped, privilege):
         self.app = app
         self.wrapped = wrapped
+        self.privilege = privilege
 
     def __call__(self, environ, start_response):
         kept = self._kept(environ)
@@ -129,9 +134,8 @@ class Kept:
     def _kept(self, environ):
         path = environ.get('PATH_INFO', '')
         if environ.get('REQUEST_METHOD') != 'GET' or \
-                not path.startswith(PREFIX) or \
-                environ.get('QUERY_STRING') or auth.USER_KEY in environ or \
-                environ.get('CONTENT_LENGTH') not in (None, '', '0') or \
+                not path.startswith(PREFIX) or environ.get('QUERY_STRING') \
+                or environ.get('CONTENT_LENGTH') not in (None, '', '0') or \
                 environ.get('HTTP_ODATA_VERSION', responses.ODATA_VERSION) \
                 != responses.ODATA_VERSION or \
                 any(name in environ for name in _NOT_PLAIN):
@@ -143,6 +147,21 @@ class Kept:
         ident = path[len(PREFIX):]
         kept = _KEPT.get(systems, {}).get(ident) \
             if systems is not None and ident.isascii() else None
-        if kept is None or systems.kept_etag(ident) != kept[0]:
+        if kept is None:
             return None
-        return kept
+        try:
+            account = access.request_account(self.app, environ)
+        except messages.RedfishError:
+            return None   # Flask answers it
+        if account is None:
+            reaches = _everything
+        elif isinstance(account, kubeaccounts.KubeAccount) or \
+                not account.allows(self.privilege):
+            return None
+        else:
+            reaches = account.reaches
+        return kept if systems.kept_etag(ident, reaches) == kept[0] else None
+
+
+def _everything(namespace, labels):
+    return True

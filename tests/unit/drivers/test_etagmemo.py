@@ -102,9 +102,12 @@ def test_other_ids_are_not_kept(memo):
 
 def test_kept_reads_only_what_is_kept(memo):
     etags, cluster, computed, state = memo
-    assert etags.kept(UUID) is None
+    everywhere = Account({'ns-a', 'ns-b'}).reaches
+    assert etags.kept(UUID, everywhere) is None
     etags.etag(UUID), etags.etag(UUID)
-    assert etags.kept(UUID) == '"1"'
+    assert etags.kept(UUID, everywhere) == '"1"'
+    # The account given is asked, not the request's.
+    assert etags.kept(UUID, Account({'ns-b'}).reaches) is None
     cluster.generations['ns-a'] = ('ns-a', 2, 1)
-    assert etags.kept(UUID) is None
+    assert etags.kept(UUID, everywhere) is None
     assert len(computed) == 2

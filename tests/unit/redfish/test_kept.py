@@ -12,10 +12,14 @@
 
 """Which requests ``rendered.Kept`` answers before Flask, and which not."""
 
+import logging
 import types
 
 import pytest
 
+from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import kubeaccounts
+from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt import config
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import rendered
@@ -26,18 +30,35 @@ ANSWER = ('"etag-1"', b'{"Id": "x"}', [('Content-Type', 'application/json'),
 
 
 class Systems:
+    """The VM of UUID is in ns-a."""
+
     def __init__(self):
         self.etag = '"etag-1"'
+        self.file = None
 
-    def kept_etag(self, ident):
-        return self.etag if ident == UUID else None
+    def kept_etag(self, ident, reaches):
+        return self.etag if ident == UUID and reaches('ns-a', {}) else None
+
+    def accounts(self):
+        return self.file
+
+
+class File:
+    def __init__(self, **accounts):
+        self.accounts = accounts
+
+    def account(self, user):
+        if self.accounts is None:
+            raise accountsfile.AccountsError('unreadable')
+        return self.accounts.get(user)
 
 
 @pytest.fixture
 def kept():
     systems = Systems()
     app = types.SimpleNamespace(
-        config={config.SYSTEMS_DRIVER_KEY: 'kubevirt'}, systems=systems)
+        config={config.SYSTEMS_DRIVER_KEY: 'kubevirt'}, systems=systems,
+        logger=logging.getLogger(__name__))
     rendered._KEPT[systems] = {UUID: ANSWER}
     calls = []
 
@@ -45,7 +66,8 @@ def kept():
         calls.append(environ)
         start_response('404 NOT FOUND', [])
         return [b'from Flask']
-    yield rendered.Kept(app, flask_app), app, systems, calls
+    yield rendered.Kept(app, flask_app, privileges.LOGIN), app, systems, \
+        calls
     rendered._KEPT.pop(systems, None)
 
 
@@ -71,7 +93,8 @@ def test_a_plain_get_is_answered_its_kept_bytes(kept):
     {'HTTP_ODATA_VERSION': '4.1'},
     {'CONTENT_LENGTH': '2'},
     {'HTTP_TRANSFER_ENCODING': 'chunked'},
-    {auth.USER_KEY: 'admin'},
+    {auth.USER_KEY: 'admin', auth.ACCOUNT_KEY: kubeaccounts.KubeAccount(
+        None, None)},
     {'PATH_INFO': rendered.PREFIX + UUID + '/'},
     {'PATH_INFO': rendered.PREFIX + UUID.upper()},
     {'PATH_INFO': '/redfish/v1/Chassis/' + UUID},
@@ -100,3 +123,24 @@ def test_a_changed_or_another_driver_goes_to_flask(kept):
     systems.etag = '"etag-1"'
     assert _get(wsgi)[2] == b'from Flask'
     assert len(calls) == 3
+
+
+def test_an_authenticated_account_is_asked_what_flask_asks(kept):
+    wsgi, _, systems, calls = kept
+    # Without an accounts file every user is an Administrator.
+    assert _get(wsgi, **{auth.USER_KEY: 'admin'})[2] == ANSWER[1]
+    systems.file = File(
+        op=accountsfile.Account('op', 'Operator', frozenset({'ns-a'})),
+        other=accountsfile.Account('other', 'Operator',
+                                   frozenset({'ns-b'})))
+    assert _get(wsgi, **{auth.USER_KEY: 'op'})[2] == ANSWER[1]
+    assert not calls
+    for user in ('other', 'removed'):
+        assert _get(wsgi, **{auth.USER_KEY: user})[2] == b'from Flask'
+    # A role without the privilege the route needs.
+    needs_more = rendered.Kept(wsgi.app, wsgi.wrapped,
+                               privileges.CONFIGURE_MANAGER)
+    assert _get(needs_more, **{auth.USER_KEY: 'op'})[2] == b'from Flask'
+    systems.file.accounts = None   # the file cannot be read
+    assert _get(wsgi, **{auth.USER_KEY: 'op'})[2] == b'from Flask'
+    assert len(calls) == 4
