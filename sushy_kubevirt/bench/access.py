@@ -21,6 +21,8 @@ sockets: the emulator's own work only):
 * ``none``: no authentication;
 * ``basic``: HTTP Basic against an htpasswd file (bcrypt, cost 5 as
   ``htpasswd -B`` makes);
+* ``session``: the same user's session token (``X-Auth-Token``), logged
+  in once per turn;
 * ``accounts file``: the same, with an accounts file (an Operator of
   one namespace);
 * ``kubernetes``: a bearer token, decided by the cluster's RBAC, its
@@ -53,8 +55,12 @@ _STOCK = dict(emulator.app.config)
 RBAC = 'rbac.authorization.k8s.io'
 NAMESPACE = 'ns-000'
 PASSWORD = 'bench-password'
+#: The "header" of the session mode: a session token, logged in per turn.
+SESSION = 'session'
+SESSIONS = '/redfish/v1/SessionService/Sessions'
 #: mode -> the API calls each warm GET makes.
-CALLS = {'none': {}, 'basic': {}, 'accounts file': {}, 'kubernetes': {},
+CALLS = {'none': {}, 'basic': {}, 'session': {}, 'accounts file': {},
+         'kubernetes': {},
          'kubernetes, ttl 0': {'create tokenreviews': 1,
                                'create subjectaccessreviews': 2}}
 
@@ -96,6 +102,7 @@ def _configs(sim, tmp):
     modes = {
         'none': ({}, None),
         'basic': ({'SUSHY_EMULATOR_AUTH_FILE': htpasswd}, basic),
+        'session': ({'SUSHY_EMULATOR_AUTH_FILE': htpasswd}, SESSION),
         'accounts file': ({'SUSHY_EMULATOR_AUTH_FILE': htpasswd,
                            'SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_FILE':
                                accounts}, basic),
@@ -133,7 +140,14 @@ def _run(app, sim, config, header, path, requests):
     app._cache = {}
     app.configure(config_file=config)
     client = app.test_client()
-    headers = {'Authorization': header} if header else {}
+    if header == SESSION:
+        login = client.post(SESSIONS, json={'UserName': 'operator',
+                                            'Password': PASSWORD})
+        if login.status_code != 201:
+            raise RuntimeError('login answered %d' % login.status_code)
+        headers = {'X-Auth-Token': login.headers['X-Auth-Token']}
+    else:
+        headers = {'Authorization': header} if header else {}
     deadline = time.monotonic() + 30
     while client.get(path, headers=headers).status_code != 200:
         if time.monotonic() > deadline:

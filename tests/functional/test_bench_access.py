@@ -29,5 +29,6 @@ def test_bench_access(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr[-3000:]
     modes = json.loads(output.read_text())['modes']
     assert modes['kubernetes']['calls_per_request'] == {}
+    assert modes['session']['calls_per_request'] == {}
     assert modes['kubernetes, ttl 0']['calls_per_request'] == {
         'create tokenreviews': 1, 'create subjectaccessreviews': 2}
