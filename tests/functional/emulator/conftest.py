@@ -16,7 +16,6 @@ import itertools
 
 import pytest
 import sushy
-from sushy_tools.emulator import main
 from tests import backend
 from tests.functional.emulator import harness
 
@@ -65,10 +64,7 @@ def config_file(sim, tmp_path_factory):
 @pytest.fixture(scope='module')
 def emulator(config_file):
     with harness.InProcess(config_file) as server:
-        # Ready as a readiness probe would say: until an informer's first
-        # list ends, its reads go live and would count as API calls.
-        assert main.app.systems.cluster.wait_for_sync(60)
-        yield server
+        yield server.wait_synced()
 
 
 @pytest.fixture

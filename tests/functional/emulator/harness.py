@@ -267,6 +267,15 @@ class InProcess:
         self._thread.start()
         return self
 
+    def wait_synced(self, timeout=60.0):
+        """Wait for every informer's first list, as a readiness probe.
+
+        Until an informer's first list ends, its reads go live and would
+        count as API calls.
+        """
+        assert main.app.systems.cluster.wait_for_sync(timeout)
+        return self
+
     def __enter__(self):
         return self.start()
 

@@ -16,7 +16,6 @@ import os
 
 import pytest
 import requests
-from sushy_tools.emulator import main
 from tests.functional.emulator import harness
 
 from sushy_kubevirt.kubevirt import indicator
@@ -39,7 +38,7 @@ def _config(sim, tmp, state_dir):
 def leds(sim, state_dirs, tmp_path_factory):
     config = _config(sim, tmp_path_factory.mktemp('leds'), state_dirs[0])
     with harness.InProcess(config) as server:
-        yield server
+        yield server.wait_synced(20)
 
 
 def _led(url):
@@ -54,7 +53,6 @@ def _annotation(sim, machine):
 
 
 def test_led_is_kept_on_the_vm(sim, leds, machine, state_dirs, tmp_path):
-    assert main.app.systems.cluster.wait_for_sync(20)
     url = leds.url + machine.path
     assert _led(url) == 'Lit'
     assert _annotation(sim, machine) is None  # reading writes nothing

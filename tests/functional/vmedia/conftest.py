@@ -23,7 +23,6 @@ import threading
 
 import pytest
 import requests
-from sushy_tools.emulator import main
 from tests import backend
 from tests.functional.emulator import harness
 
@@ -193,9 +192,7 @@ def emulator(sim, tmp_path_factory, emulator_settings):
     config = harness.write_config(tmp / 'emulator.conf', kubeconfig,
                                   **settings)
     with harness.InProcess(config) as server:
-        # Until an informer's first list ends, its reads go live.
-        assert main.app.systems.cluster.wait_for_sync(60)
-        yield server
+        yield server.wait_synced()
 
 
 @pytest.fixture(scope='module')
