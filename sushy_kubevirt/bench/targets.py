@@ -34,7 +34,6 @@ from sushy_kubevirt.bench import procs
 from sushy_kubevirt.controlplane import rbac
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
-from sushy_kubevirt.simulator import schemas
 
 BACKENDS = ('simulator', 'kube-apiserver')
 EMULATOR_USER = rbac.EMULATOR_USER
@@ -67,7 +66,9 @@ class Target:
                  crd_schemas=None):
         self.vms, self.namespaces = vms, namespaces
         self.workdir, self.time_scale = workdir, time_scale
-        self.crd_schemas = crd_schemas or os.environ.get(schemas.ENV)
+        # None: the cluster reads $SUSHY_KUBEVIRT_SIMULATOR_CRD_SCHEMAS
+        # itself (the simulator skips a missing directory with a warning).
+        self.crd_schemas = crd_schemas
         self.cluster = None
 
     @property
