@@ -22,10 +22,10 @@ import configparser
 import os
 
 import pytest
+from tests.functional.simulator import apitools
 
 from sushy_kubevirt.bench import targets
 from sushy_kubevirt.simulator import schemas
-from tests.functional.simulator import apitools
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
