@@ -120,15 +120,36 @@ def when(event):
     """When the Event last happened: an aware datetime (epoch if unknown).
 
     Its series' last observation, else ``lastTimestamp``, ``eventTime``,
-    then its creation.
+    ``firstTimestamp``, then its creation.
     """
     for text in (fields.get(event, 'series', 'lastObservedTime'),
                  event.get('lastTimestamp'), event.get('eventTime'),
+                 event.get('firstTimestamp'),
                  fields.get(event, 'metadata', 'creationTimestamp')):
         parsed = _parse(text) if text else None
         if parsed is not None:
             return parsed
     return _EPOCH
+
+
+def _second(event):
+    """:func:`when`, to the second (most Events' timestamps' resolution)."""
+    return when(event).replace(microsecond=0)
+
+
+def _written(event):
+    """The Event's resourceVersion as a number (0 if it is none).
+
+    The API server's order of writes: within one second, the true order
+    of Events that a timestamp cannot tell apart.
+    """
+    version = fields.get(event, 'metadata', 'resourceVersion') or ''
+    return int(version) if version.isdigit() else 0
+
+
+def _order(event):
+    """Sort key: :func:`when` to the second, then the write, then the Id."""
+    return _second(event), _written(event), entry_id(event)
 
 
 def iso(moment):
@@ -147,15 +168,17 @@ def is_marker(event):
 def visible(events, limit=MAX_ENTRIES):
     """The Events a log shows, oldest first, the newest ``limit`` of them.
 
-    After a ClearLog, its newest marker and the Events strictly later
-    than it: timestamps have a one-second resolution, so an Event of the
-    marker's second is taken as cleared. Ties are ordered by uid.
+    In :func:`_order`: Events of one second in the order they were
+    written, whatever their uids. After a ClearLog, its newest marker and
+    the Events of a later second: timestamps have a one-second
+    resolution, so an Event of the marker's second is taken as cleared.
     """
-    ordered = sorted(events, key=lambda e: (when(e), entry_id(e)))
+    ordered = sorted(events, key=_order)
     markers = [e for e in ordered if is_marker(e)]
     if markers:
-        cleared = when(markers[-1])
-        ordered = [markers[-1]] + [e for e in ordered if when(e) > cleared]
+        cleared = _second(markers[-1])
+        ordered = [markers[-1]] + [e for e in ordered
+                                   if _second(e) > cleared]
     return ordered[-limit:] if limit else []
 
 

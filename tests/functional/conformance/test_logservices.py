@@ -162,6 +162,22 @@ def test_system_log(sim, emulator, core):
     assert shown[1]['Severity'] == 'OK'
 
 
+def test_events_of_one_second_keep_the_order_they_were_written(
+        sim, emulator, core):
+    name = 'vm-00001'
+    log = '/redfish/v1/Systems/%s/LogServices/Log' % identity.firmware_uuid(
+        harness.vm(sim, name))
+    second = datetime.datetime.now(datetime.timezone.utc)
+    # An import's Events, all of one second (their random uids, which
+    # ordered them before, would put 8 in this order once in 40,320).
+    uids = [emit(core, 'DataVolume', name + '-root', 'Import%d' % n,
+                 'step %d' % n, when=second).metadata.uid
+            for n in range(8)]
+    shown = wait_entries(emulator, log, lambda found: set(uids) <= {
+        e['Id'] for e in found})
+    assert [e['Id'] for e in shown if e['Id'] in uids] == uids
+
+
 def test_unknown_log_and_entry(emulator, sim):
     system = '/redfish/v1/Systems/%s' % identity.firmware_uuid(
         harness.vm(sim, 'vm-00001'))

@@ -74,7 +74,41 @@ def test_when_prefers_series_then_last_then_event_time_then_creation():
         '2026-02-02T00:00:00+00:00'
     assert logentries.iso(logentries.when(event('a', last=None))) == \
         '2026-01-01T00:00:00+00:00'
+    assert logentries.iso(logentries.when(event(
+        'a', last=None, firstTimestamp='2026-03-03T00:00:00Z'))) == \
+        '2026-03-03T00:00:00+00:00'
     assert logentries.when({'lastTimestamp': 'garbage'}).year == 1970
+
+
+def written(uid, version, **extra):
+    body = event(uid, **extra)
+    body['metadata']['resourceVersion'] = version
+    return body
+
+
+def test_events_of_one_second_keep_the_order_they_were_written():
+    # CDI's import Events, one second apart at most: their uids are
+    # random, their resourceVersions the order the API server took them.
+    second = '2026-01-01T00:00:05Z'
+    events = [
+        written('a', '1007', reason='ImportSucceeded', last=second),
+        written('b', '1003', reason='ImportScheduled', last=second),
+        written('c', '1005', reason='ImportInProgress', last=None,
+                eventTime='2026-01-01T00:00:05.000001Z'),
+        written('d', '1009', reason='Started', last=None,
+                series={'lastObservedTime': '2026-01-01T00:00:05.9Z'}),
+        written('e', '1001', reason='Later', last='2026-01-01T00:00:06Z'),
+        written('f', '1000', reason='Earlier', last=None,
+                firstTimestamp='2026-01-01T00:00:04Z'),
+    ]
+    ordered = [e['reason'] for e in logentries.visible(events)]
+    assert ordered == ['Earlier', 'ImportScheduled', 'ImportInProgress',
+                       'ImportSucceeded', 'Started', 'Later']
+    assert [e['reason'] for e in logentries.visible(
+        list(reversed(events)))] == ordered
+    # no (numeric) resourceVersion: the uid decides, stably
+    assert [e['metadata']['uid'] for e in logentries.visible(
+        [written('y', 'x'), written('x', '')])] == ['x', 'y']
 
 
 def test_entry_fields():
