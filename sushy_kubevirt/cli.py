@@ -54,12 +54,6 @@ is installed as
 Every sushy-emulator option below is accepted as well."""
 
 
-#: The start of the error a kubeconfig that cannot be loaded stops with.
-_NO_KUBECONFIG = config.PREFIX + 'KUBECONFIG: cannot load'
-_SIMULATE_HINT = ('\nNo cluster at hand? %s --simulate N serves N VMs of an '
-                  'embedded simulated cluster.' % PROG)
-
-
 def sample_config():
     """Path of the sample config: installed, else the source tree's."""
     name = os.path.join('sushy-emulator', 'kubevirt.conf')
@@ -182,16 +176,6 @@ def _simulate(app, vms, workdir):
     return sim
 
 
-def _main_or_hint():
-    """sushy-emulator's main; a kubeconfig that cannot load names the demo."""
-    try:
-        return main.main()
-    except SystemExit as exc:
-        if isinstance(exc.code, str) and _NO_KUBECONFIG in exc.code:
-            raise SystemExit(exc.code + _SIMULATE_HINT) from None
-        raise
-
-
 def _terminate(signum, frame):
     raise SystemExit(128 + signum)
 
@@ -208,7 +192,7 @@ def run(argv=None):
     # (the EventService releases its Lease for the next sender).
     signal.signal(signal.SIGTERM, _terminate)
     if args.simulate is None:
-        return _main_or_hint()
+        return main.main()
     with tempfile.TemporaryDirectory(prefix='sushy-kubevirt-') as workdir:
         sim = _simulate(main.app, args.simulate, workdir)
         try:

@@ -54,6 +54,7 @@ from sushy_tools.emulator import main
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt import config
 from sushy_kubevirt import hooks
+from sushy_kubevirt.kube import client
 from sushy_kubevirt import loader
 from sushy_kubevirt.redfish import access
 from sushy_kubevirt.redfish import accountservice
@@ -90,6 +91,10 @@ _MODULES = {'main': main, 'api_utils': api_utils}
 #: imported so that the blueprint has them when it is registered.
 ROUTE_MODULES = (accountservice, bios, eventservice, health, logservices,
                  managernetwork, memory, metrics, odata, sessions, sse)
+
+#: Appended to a start-up error that finds no Kubernetes API server.
+_SIMULATE_HINT = ('\nNo cluster at hand? sushy-kubevirt-emulator --simulate N '
+                  'serves N VMs of an embedded simulated cluster.')
 
 LOGIN = privileges.READ
 COMPONENT = privileges.COMPONENT
@@ -435,7 +440,8 @@ def _run(self, *args, **kwargs):
         check(self, connect=True)
     except (loader.DriverNotFound, IncompatibleSushyTools,
             ValueError) as exc:
-        raise SystemExit('sushy-emulator: %s' % exc)
+        hint = _SIMULATE_HINT if isinstance(exc, client.NoCluster) else ''
+        raise SystemExit('sushy-emulator: %s%s' % (exc, hint))
     return loader.original('run')(self, *args, **kwargs)
 
 

@@ -26,6 +26,10 @@ from sushy_kubevirt import config
 DEFAULT_WORKERS = 32
 
 
+class NoCluster(config.ConfigError):
+    """No Kubernetes API server to use: none configured, or none answers."""
+
+
 def _load(settings, cfg):
     if settings.kubeconfig is None and not settings.context and \
             os.environ.get('KUBERNETES_SERVICE_HOST'):
@@ -40,12 +44,11 @@ def _load(settings, cfg):
 def _config_error(settings, exc):
     text = str(exc)
     if settings.context and settings.context in text:
-        key = config.PREFIX + 'CONTEXT'
-        what = 'context %r' % settings.context
-    else:
-        key = config.PREFIX + 'KUBECONFIG'
-        what = repr(settings.kubeconfig or '~/.kube/config (or in-cluster)')
-    return config.ConfigError('%s: cannot load %s: %s' % (key, what, text))
+        return config.ConfigError('%sCONTEXT: cannot load context %r: %s'
+                                  % (config.PREFIX, settings.context, text))
+    return NoCluster('%sKUBECONFIG: cannot load %r: %s' % (
+        config.PREFIX, settings.kubeconfig or '~/.kube/config (or '
+        'in-cluster)', text))
 
 
 def make_api_client(settings, watches=0, workers=DEFAULT_WORKERS):
@@ -60,7 +63,8 @@ def make_api_client(settings, watches=0, workers=DEFAULT_WORKERS):
     uncounted): :mod:`sushy_kubevirt.kube.api` and the reflector do that,
     bounded and counted.
 
-    :raises sushy_kubevirt.config.ConfigError: naming the setting at fault.
+    :raises sushy_kubevirt.config.ConfigError: naming the setting at fault
+        (:class:`NoCluster` when no kubeconfig can be loaded).
     """
     cfg = k8s_client.Configuration()
     try:

@@ -378,15 +378,16 @@ class Cluster:
 
         Uses its own short-lived connection and starts nothing.
 
-        :raises sushy_kubevirt.config.ConfigError: naming the API server's
-            address when it cannot be reached, else the setting at fault.
+        :raises sushy_kubevirt.config.ConfigError: naming the setting at
+            fault, or :class:`~sushy_kubevirt.kube.client.NoCluster` naming
+            the API server's address when it cannot be reached.
         """
         live = self._make_api()
         try:
             for namespace in self._scopes:
                 self._validate(live, namespace)
         except apierrors.Unavailable as exc:
-            raise config.ConfigError(
+            raise client.NoCluster(
                 'Cannot reach the Kubernetes API server at %s (from %s): %s'
                 % (live.server, self._source(), exc.detail)) from exc
         finally:

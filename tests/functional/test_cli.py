@@ -14,14 +14,19 @@
 
 import importlib.metadata
 import os
+import socket
 import subprocess
 import sys
 import time
 
+import pytest
 import requests
 from tests.functional.emulator import harness
 
+from sushy_kubevirt.simulator import kubeconfig
+
 BIN = os.path.dirname(sys.executable)
+HINT = 'No cluster at hand? sushy-kubevirt-emulator --simulate N'
 
 
 def _run(*argv):
@@ -130,16 +135,44 @@ def test_the_demo_keeps_the_config_files_values(tmp_path):
         process.stop()
 
 
-def test_no_kubeconfig_suggests_the_demo(tmp_path):
+def _start_without_cluster(program, tmp_path, *settings):
+    """Start ``program`` on a config of the kubevirt driver; its stderr."""
     env = dict(os.environ, HOME=str(tmp_path))
     env.pop('KUBERNETES_SERVICE_HOST', None)
     conf = tmp_path / 'kubevirt.conf'
-    conf.write_text('import sushy_kubevirt.plugin  # noqa\n'
-                    "SUSHY_EMULATOR_SYSTEMS_DRIVER = 'kubevirt'\n")
+    conf.write_text('\n'.join(('import sushy_kubevirt.plugin  # noqa',
+                               "SUSHY_EMULATOR_SYSTEMS_DRIVER = 'kubevirt'")
+                              + settings) + '\n')
     result = subprocess.run(
-        [os.path.join(BIN, 'sushy-kubevirt-emulator'), '--config', str(conf),
+        [os.path.join(BIN, program), '--config', str(conf),
          '-i', '127.0.0.1', '-p', str(harness.free_port())],
         capture_output=True, text=True, timeout=60, env=env)
-    assert result.returncode == 1
-    assert 'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG: cannot load' in result.stderr
-    assert 'sushy-kubevirt-emulator --simulate N' in result.stderr
+    assert result.returncode == 1, result.stderr
+    return result.stderr
+
+
+@pytest.mark.parametrize('program', ['sushy-emulator',
+                                     'sushy-kubevirt-emulator'])
+def test_no_kubeconfig_suggests_the_demo(tmp_path, program):
+    err = _start_without_cluster(program, tmp_path)
+    assert 'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG: cannot load' in err
+    assert err.count(HINT) == 1, err
+
+
+def test_an_unreachable_cluster_suggests_the_demo(tmp_path):
+    with socket.socket() as sock:
+        sock.bind(('127.0.0.1', 0))
+        url = 'http://127.0.0.1:%d' % sock.getsockname()[1]
+    path = kubeconfig.write(tmp_path / 'kc', url, 'token', 'default')
+    err = _start_without_cluster(
+        'sushy-emulator', tmp_path,
+        'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG = %r' % str(path))
+    assert 'Cannot reach the Kubernetes API server at %s' % url in err
+    assert err.count(HINT) == 1, err
+
+
+def test_other_start_errors_give_no_hint(tmp_path):
+    err = _start_without_cluster('sushy-emulator', tmp_path,
+                                 "SUSHY_EMULATOR_KUBEVIRT_QPS = 'fast'")
+    assert 'SUSHY_EMULATOR_KUBEVIRT_QPS' in err
+    assert HINT not in err
