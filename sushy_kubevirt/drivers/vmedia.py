@@ -412,7 +412,8 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         Idempotent: with nothing inserted the only API call is the
         DELETE of a credentials Secret an earlier failed insert may have
         left (404 otherwise). When the boot device was Cd it becomes Hdd,
-        as sushy-tools' libvirt driver does on eject.
+        as sushy-tools' libvirt driver does on eject; a pending one-time
+        Cd boot stays, and falls through (:func:`tray.eject_ops`).
         """
         _device(device)
         try:

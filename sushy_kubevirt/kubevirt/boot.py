@@ -28,7 +28,8 @@ disk with ``cdrom`` is ``Cd``, any other disk (disk, lun) is ``Hdd``.
 empty tray does: nothing is reordered, so the boot falls through to the
 next device; the target is kept (a Once in :data:`ONCE_ANNOTATION`, a
 Continuous in :data:`CD_ANNOTATION`) and reads back as ``Cd``. A CD-ROM
-attached while it is kept boots first (:func:`cd_attached_ops`).
+attached while it is kept boots first (:func:`cd_attached_ops`); one
+ejected under a pending Once leaves it so (:func:`cd_detached_ops`).
 
 Template changes apply when a VMI is created. KubeVirt has no one-time
 boot: ``Once`` stores the original orders and the current VMI uid in the
@@ -322,6 +323,21 @@ def restore_once_ops(vm, vmi):
     return cancel_once_ops(vm)
 
 
+def _restored(vm, devices):
+    """{key: bootOrder} of ``devices`` with the orders a pending Once saved.
+
+    Renumbered as in :func:`restore_once_ops` on a collision.
+    """
+    original = _original(vm, devices)
+    saved = (_once(vm) or {}).get('orders') or {}
+    ranked = sorted((d[3], d[0] not in saved, i, d[0])
+                    for i, d in enumerate(original) if d[3] is not None)
+    values = [r[0] for r in ranked]
+    if len(set(values)) == len(values):
+        return {d[0]: d[3] for d in original}
+    return _numbered([r[3] for r in ranked])
+
+
 def cancel_once_ops(vm):
     """Ops disabling the override ([] when it reads Disabled already).
 
@@ -331,18 +347,26 @@ def cancel_once_ops(vm):
     replaces its annotation. Without a pending Once the boot order stays.
     """
     disabled = fields.annotation_ops(vm, DISABLED_ANNOTATION, DISABLED)
-    once = _once(vm)
-    if once is None:
+    if _once(vm) is None:
         return disabled
     devices = _devices(vm)
-    original = _original(vm, devices)
-    saved = once.get('orders') or {}
-    ranked = sorted((d[3], d[0] not in saved, i, d[0])
-                    for i, d in enumerate(original) if d[3] is not None)
-    values = [r[0] for r in ranked]
-    if len(set(values)) == len(values):
-        wanted = {d[0]: d[3] for d in original}
-    else:
-        wanted = _numbered([r[3] for r in ranked])
-    return (_orders_ops(devices, wanted)
+    return (_orders_ops(devices, _restored(vm, devices))
             + fields.remove_annotation_ops(vm, ONCE_ANNOTATION) + disabled)
+
+
+def cd_detached_ops(vm, disk):
+    """Ops before CD-ROM ``disk`` goes from ``vm``, which boots from Cd.
+
+    A pending Once stays, as one set with no CD-ROM (:func:`_plan`): with
+    no CD-ROM left the other devices get back the orders it saved, so
+    that boot falls through to the usual order, and a CD-ROM attached
+    before it boots first (:func:`cd_attached_ops`). Otherwise Hdd
+    becomes the boot device, as sushy-tools' libvirt driver makes it on
+    eject. Raises NoSuchDevice when Hdd is needed and the VM has no disk.
+    """
+    if (_once(vm) or {}).get('target') != CD:
+        return boot_device_ops(vm, HDD)
+    devices = [d for d in _devices(vm) if d[0] != 'disks/%s' % disk]
+    if _has_cd(devices):
+        return []
+    return _orders_ops(devices, _restored(vm, devices))

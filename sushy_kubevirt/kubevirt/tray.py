@@ -171,15 +171,16 @@ def attach_ops(vm, device, dv_name):
 
 
 def eject_ops(vm, device):
-    """Detach ops, resetting the boot device to Hdd when it was Cd.
+    """Detach ops; a boot device of Cd becomes Hdd, a pending Once stays.
 
-    As sushy-tools' libvirt driver does on eject.
+    (:func:`boot.cd_detached_ops`: a one-time Cd boot then falls through,
+    as one set on an empty tray.)
     """
     detach = media.detach_ops(vm, device)
     if not detach or boot.boot_device(vm) != boot.CD:
         return detach
     try:
-        reset = boot.boot_device_ops(vm, boot.HDD)
+        reset = boot.cd_detached_ops(vm, media.disk_name(device))
     except refusals.ModelError:
         reset = []
     return reset + detach

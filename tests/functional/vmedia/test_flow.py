@@ -32,6 +32,14 @@ def disks(vm):
     return vm['spec']['template']['spec']['domain']['devices']['disks']
 
 
+def first_boot(spec):
+    """The name of the device a VM template or VMI spec boots first."""
+    devices = spec['domain']['devices']
+    return min((d['bootOrder'], d['name'])
+               for d in devices['disks'] + devices['interfaces']
+               if 'bootOrder' in d)[1]
+
+
 def calls_by_verb(entries):
     return dict(collections.Counter(
         '%s %s' % (e['verb'], e['resource']) for e in entries))
@@ -216,6 +224,33 @@ def test_eject_resets_boot_device_from_cd(machine, images):
     assert boot.boot_device(machine.vm()) == boot.HDD
     orders = [d.get('bootOrder') for d in disks(machine.vm())]
     assert orders and None not in orders
+
+
+def test_eject_keeps_a_pending_one_time_cd_boot(machine, images, sim):
+    # A deploy cut short: Ironic set Cd Once, then cleaned up (ejected)
+    # before the VM booted. This VM usually boots from the network.
+    assert machine.boot('Pxe', 'Continuous').status_code == 204
+    assert machine.insert(images.add('o-%s.iso' % machine.name)) \
+        .status_code == 204
+    machine.wait_phase('Succeeded')
+    assert machine.boot('Cd', 'Once').status_code == 204
+    assert machine.eject().status_code == 204
+
+    def boot_override(*expected):
+        body = requests.get(machine.url(machine.path), timeout=30).json()
+        found = (body['Boot']['BootSourceOverrideTarget'],
+                 body['Boot']['BootSourceOverrideEnabled'])
+        return found == expected
+    # Read as one set on an empty tray; the usual order underneath.
+    harness.wait_until(lambda: boot_override('Cd', 'Once'), 10, 0.05,
+                       'Cd, Once after the eject')
+    assert CDROM not in [d['name'] for d in disks(machine.vm())]
+    assert first_boot(machine.spec()['template']['spec']) == 'default'
+    # The next boot falls through to the network and ends the override.
+    assert machine.reset('On').status_code == 204
+    harness.wait_until(lambda: boot_override('Pxe', 'Disabled'), 20, 0.1,
+                       'the one-time boot used')
+    assert first_boot(harness.vmi(sim, machine.name)['spec']) == 'default'
 
 
 def test_credentials_go_to_a_secret(machine, images, sim):

@@ -13,8 +13,11 @@
 """Unit tests for sushy_kubevirt.kubevirt.tray (the virtual-media policy)."""
 
 import pytest
+from tests.unit.kubevirt import fixtures as fx
 
+from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import tray
 
@@ -131,3 +134,64 @@ def test_credentials_shown():
         media.ANNOTATION_USERNAME: 'u'}), state) == ('u', tray.MASKED)
     assert tray.credentials_shown(_dv(annotations={
         media.ANNOTATION_USERNAME: ''}), state) == ('', tray.MASKED)
+
+
+def _apply(vm, ops):
+    return jsonpatch.apply(vm, ops)
+
+
+def _inserted(*disks):
+    """A VM booting from the network, then its disk; the tray attached."""
+    vm = fx.vm(disks=[fx.disk('root', 2)] + list(disks),
+               interfaces=[fx.nic('prov', 1)])
+    return _apply(vm, tray.attach_ops(vm, 'Cd', 'dv'))
+
+
+def _booted(vm, uid='vmi-2'):
+    return _apply(vm, boot.restore_once_ops(vm, fx.vmi(uid=uid)))
+
+
+def test_eject_keeps_a_pending_one_time_cd_boot_falling_through():
+    vm = _inserted()
+    once = _apply(vm, boot.boot_once_ops(vm, 'Cd', 'vmi-1'))
+    assert boot.boot_device(once) == 'Cd'
+    ejected = _apply(once, tray.eject_ops(once, 'Cd'))
+    assert media.disk_name('Cd') not in fx.orders(ejected)
+    # Read as set on an empty tray: Cd, Once; the usual order underneath.
+    assert (boot.boot_device(ejected), boot.override_enabled(ejected)) == \
+        ('Cd', 'Once')
+    assert fx.orders(ejected) == {'disks/root': 2, 'interfaces/prov': 1}
+    # That boot falls through to the network and ends the override.
+    booted = _booted(ejected)
+    assert (boot.boot_device(booted), boot.override_enabled(booted)) == \
+        ('Pxe', 'Disabled')
+    # Media inserted before that boot is booted first.
+    again = _apply(ejected, tray.attach_ops(ejected, 'Cd', 'dv2'))
+    assert (boot.boot_device(again), boot.override_enabled(again)) == \
+        ('Cd', 'Once')
+    assert fx.orders(_booted(again)) == fx.orders(_inserted())
+
+
+def test_eject_makes_a_continuous_cd_boot_hdd():
+    vm = _inserted()
+    cd = _apply(vm, boot.continuous_ops(vm, 'Cd'))
+    ejected = _apply(cd, tray.eject_ops(cd, 'Cd'))
+    assert (boot.boot_device(ejected), boot.override_enabled(ejected)) == \
+        ('Hdd', 'Continuous')
+
+
+def test_eject_leaves_a_one_time_boot_of_another_cdrom():
+    vm = _inserted(fx.disk('seed', 3, kind='cdrom'))
+    once = _apply(vm, boot.boot_once_ops(vm, 'Cd', 'vmi-1'))
+    ejected = _apply(once, tray.eject_ops(once, 'Cd'))
+    assert fx.orders(ejected)['disks/seed'] == min(
+        v for v in fx.orders(ejected).values() if v)
+    assert boot.override_enabled(ejected) == 'Once'
+    assert fx.orders(_booted(ejected)) == {
+        'disks/root': 2, 'disks/seed': 3, 'interfaces/prov': 1}
+
+
+def test_eject_leaves_another_override_alone():
+    vm = _inserted()
+    once = _apply(vm, boot.boot_once_ops(vm, 'Hdd', 'vmi-1'))
+    assert tray.eject_ops(once, 'Cd') == media.detach_ops(once, 'Cd')
