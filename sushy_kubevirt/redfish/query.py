@@ -51,8 +51,11 @@ FEATURES = {
     'TopSkipQuery': True,
 }
 _SUPPORTED = ('$select', '$expand', '$top', '$skip')
-_EXPAND = re.compile(r'^([*.~])(?:\(\$levels=([0-9]+)\))?$')
+_EXPAND = re.compile(r'^([*.~])(?:\(\$levels=([0-9]{1,9})\))?$')
 _SELECT = re.compile(r'^[A-Za-z0-9_@#.]+(?:/[A-Za-z0-9_@#.]+)*$')
+#: ``$skip``/``$top``: ASCII digits (``str.isdigit`` also takes ``²``).
+_NUMBER = re.compile(r'[0-9]+')
+_MAX_DIGITS = 9
 _KEY = 'sushy_kubevirt.query'
 _ENVIRON = (auth.USER_KEY, auth.ACCOUNT_KEY, 'HTTP_X_USER', 'REMOTE_ADDR')
 _REDIRECTS = 2
@@ -74,9 +77,13 @@ def _number(args, name):
     value = args.get(name)
     if value is None:
         return None
-    if not value.isdigit():
+    if not _NUMBER.fullmatch(value):
         raise messages.RedfishError('QueryParameterValueTypeError', value,
-                                    name)
+                                    name, detail='%s must be a whole number '
+                                    'in ASCII digits' % name)
+    if len(value) > _MAX_DIGITS:
+        raise messages.RedfishError('QueryParameterOutOfRange', value, name,
+                                    'at most %d digits' % _MAX_DIGITS)
     return int(value)
 
 

@@ -1,0 +1,69 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Hostile query parameters.
+
+Each is a clear 4xx that changes nothing, or the change it asks for:
+never a 500, never a 2xx that did nothing.
+"""
+
+import pytest
+import requests
+from tests.functional.hostile import conftest
+from tests.functional.vmedia import conftest as vmedia_conftest
+
+SYSTEMS = '/redfish/v1/Systems'
+
+
+@pytest.fixture(scope='module')
+def emulator_settings():
+    return {}
+
+
+@pytest.fixture(scope='module')
+def victim(machines):
+    """One VM for every refused request (they change nothing)."""
+    return machines()
+
+
+def _state(machine):
+    vm = machine.vm()
+    return vm['spec'], vm['metadata'].get('annotations')
+
+
+def _refused(machine, tally, send, status, message_ids):
+    """``send()``; assert a clear 4xx naming a message, nothing changed."""
+    before = _state(machine)
+    machine.sim.request_log.clear()
+    answer = send()
+    changed = bool(vmedia_conftest.writes(machine.sim)) or \
+        _state(machine) != before
+    tally.record(answer, changed)
+    assert answer.status_code == status, answer.text
+    assert conftest.message_id(answer) in message_ids, answer.text
+    assert not changed
+    return answer.json()['error']['@Message.ExtendedInfo'][0]
+
+
+@pytest.mark.parametrize('name, value, message_id', [
+    ('$top', '\u00b2', 'QueryParameterValueTypeError'),
+    ('$skip', '\u00b9', 'QueryParameterValueTypeError'),
+    ('$top', '\u0663', 'QueryParameterValueTypeError'),
+    ('$skip', '1' * 5000, 'QueryParameterOutOfRange'),
+    ('$expand', '*($levels=%s)' % ('1' * 5000),
+     'QueryParameterValueFormatError'),
+])
+def test_query_numbers_in_other_digits(victim, tally, name, value,
+                                       message_id):
+    _refused(victim, tally, lambda: requests.get(
+        victim.url(SYSTEMS), params={name: value}, timeout=30), 400,
+        (message_id,))
