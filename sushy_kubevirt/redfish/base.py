@@ -43,6 +43,9 @@ from sushy_kubevirt.redfish import jsonbody
 EVERY = '*'
 #: Largest request body a plugin driver accepts (413 above).
 MAX_BODY = 1024 * 1024
+#: What is read of a chunked body: Werkzeug stops at its limit without a
+#: word, so one byte more tells :meth:`Request.get_data` it is too large.
+_READ_LIMIT = MAX_BODY + 1
 #: WSGI environ key, True when the answer is a kept one
 #: (:mod:`.rendered`): the ``after`` handlers that edited it once have
 #: nothing left to do.
@@ -167,15 +170,19 @@ def error_response(exc, code):
     return response
 
 
+def _too_large():
+    return exceptions.RequestEntityTooLarge(
+        'The request body is larger than %d bytes' % MAX_BODY)
+
+
 def limit_body(request):
     """A 413 for a body over :data:`MAX_BODY`."""
     if request.environ.get('CONTENT_LENGTH') and \
             (request.content_length or 0) > MAX_BODY:
-        raise exceptions.RequestEntityTooLarge(
-            'The request body is larger than %d bytes' % MAX_BODY)
+        raise _too_large()
     try:
         # Flask 3.1+: also bounds chunked bodies without Content-Length.
-        request.max_content_length = MAX_BODY
+        request.max_content_length = _READ_LIMIT
     except AttributeError:
         pass
 
@@ -195,7 +202,17 @@ class JSONProvider(json_provider.DefaultJSONProvider):
 
 
 class Request(flask.Request):
-    """A body that is not JSON is a 400 MalformedJSON, for every view."""
+    """A body that is not JSON is a 400 MalformedJSON, for every view.
+
+    A body over :data:`MAX_BODY` (a chunked one, read to one byte more:
+    :func:`limit_body`) is a 413, for every view.
+    """
+
+    def get_data(self, cache=True, as_text=False, parse_form_data=False):
+        data = super().get_data(cache, False, parse_form_data)
+        if len(data) > MAX_BODY and self.max_content_length == _READ_LIMIT:
+            raise _too_large()
+        return data.decode(errors='replace') if as_text else data
 
     def on_json_loading_failed(self, e):
         if e is None:

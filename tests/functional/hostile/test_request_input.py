@@ -10,16 +10,21 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Hostile query parameters.
+"""Hostile query parameters and chunked bodies.
 
 Each is a clear 4xx that changes nothing, or the change it asks for:
 never a 500, never a 2xx that did nothing.
 """
 
+import json
+
 import pytest
 import requests
+from tests.functional.emulator import harness
 from tests.functional.hostile import conftest
 from tests.functional.vmedia import conftest as vmedia_conftest
+
+from sushy_kubevirt.redfish import base
 
 SYSTEMS = '/redfish/v1/Systems'
 
@@ -67,3 +72,39 @@ def test_query_numbers_in_other_digits(victim, tally, name, value,
     _refused(victim, tally, lambda: requests.get(
         victim.url(SYSTEMS), params={name: value}, timeout=30), 400,
         (message_id,))
+
+
+def _chunks(body, size=64 * 1024):
+    for start in range(0, len(body), size):
+        yield body[start:start + size]
+
+
+def _padded(body, length):
+    text = json.dumps(body).encode()
+    return text + b' ' * (length - len(text))
+
+
+def test_a_chunked_body_over_the_limit_is_413(victim, tally):
+    data = _padded({'Boot': {'BootSourceOverrideTarget': 'Pxe'}},
+                   base.MAX_BODY + 1)
+    _refused(victim, tally, lambda: requests.patch(
+        victim.url(victim.path), data=_chunks(data), timeout=30,
+        headers={'Content-Type': 'application/json'}), 413,
+        ('GeneralError',))
+    # The same with a Content-Length.
+    _refused(victim, tally, lambda: requests.patch(
+        victim.url(victim.path), data=data, timeout=30,
+        headers={'Content-Type': 'application/json'}), 413,
+        ('GeneralError',))
+
+
+def test_a_chunked_body_at_the_limit_is_read(machine):
+    data = _padded({'Boot': {'BootSourceOverrideTarget': 'Pxe'}},
+                   base.MAX_BODY)
+    answer = requests.patch(machine.url(machine.path), data=_chunks(data),
+                            headers={'Content-Type': 'application/json'},
+                            timeout=30)
+    assert answer.status_code == 204, answer.text
+    harness.wait_until(lambda: requests.get(
+        machine.url(machine.path), timeout=30).json()['Boot'][
+            'BootSourceOverrideTarget'] == 'Pxe', 20, 0.05, 'target Pxe')
