@@ -22,8 +22,16 @@ the few lines are ours.
 
 import re
 
-_KEY = r'[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?'
-_VALUE = r'([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?'
+#: Longest selector text parsed (a longer one is refused, not scanned).
+MAX_LENGTH = 4096
+_PREFIX_LENGTH = 253
+# Kubernetes' label rules: a name or value of at most 63 characters,
+# alphanumeric at both ends; a key's optional prefix a DNS subdomain.
+_NAME = r'[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?'
+_LABEL = r'[a-z0-9](?:[-a-z0-9]*[a-z0-9])?'
+_PREFIX = r'{label}(?:\.{label})*'.format(label=_LABEL)
+_KEY = r'(?:{prefix}/)?{name}'.format(prefix=_PREFIX, name=_NAME)
+_VALUE = '(?:%s)?' % _NAME
 _REQUIREMENT = re.compile(
     r'^\s*(?:(?P<not>!)\s*(?P<absent>{key})'
     r'|(?P<key>{key})\s*(?:(?P<op>==|=|!=)\s*(?P<value>{value})'
@@ -34,8 +42,12 @@ _SPLIT = re.compile(r',(?![^()]*\))')
 
 def _requirement(text):
     match = _REQUIREMENT.match(text)
-    if not match:
-        raise ValueError('not a label selector requirement: %r' % text)
+    if not match or len((match.group('absent') or match.group('key'))
+                        .rpartition('/')[0]) > _PREFIX_LENGTH:
+        raise ValueError('not a label selector requirement (a key is an '
+                         'optional DNS subdomain prefix and "/", then a name '
+                         'of at most 63 characters; a value at most 63 '
+                         'characters): %r' % text[:100])
     if match.group('not'):
         key = match.group('absent')
         return lambda labels: key not in labels
@@ -48,7 +60,7 @@ def _requirement(text):
     if match.group('set'):
         values = {v.strip() for v in match.group('values').split(',')}
         if not all(re.fullmatch(_VALUE, v) for v in values):
-            raise ValueError('not a list of label values: %r' % text)
+            raise ValueError('not a list of label values: %r' % text[:100])
         if match.group('set') == 'in':
             return lambda labels: labels.get(key) in values
         return lambda labels: labels.get(key) not in values
@@ -62,5 +74,8 @@ def parse(text):
     """
     if not isinstance(text, str) or not text.strip():
         raise ValueError('an empty label selector selects everything')
+    if len(text) > MAX_LENGTH:
+        raise ValueError('a label selector is at most %d characters'
+                         % MAX_LENGTH)
     tests = [_requirement(part) for part in _SPLIT.split(text)]
     return lambda labels: all(test(labels or {}) for test in tests)

@@ -41,3 +41,19 @@ def test_matches(selector, labels, matches):
 def test_refuses_what_is_not_a_selector(selector):
     with pytest.raises(ValueError):
         labelselector.parse(selector)
+
+
+@pytest.mark.parametrize('selector', [
+    'k=' + 'v' * 63, 'n' * 63 + '=v', 'p' * 253 + '/n=v',
+    'example.com/' + 'n' * 63, 'k in (%s)' % ('v' * 63)])
+def test_takes_the_longest_labels_kubernetes_allows(selector):
+    labelselector.parse(selector)
+
+
+@pytest.mark.parametrize('selector', [
+    'k=' + 'v' * 64, 'n' * 64 + '=v', 'p' * 254 + '/n=v', '!' + 'n' * 64,
+    'Example.com/team=a', 'a/b/c=d', 'k in (%s)' % ('v' * 64),
+    'k=v,' * 25000 + 'k=v'])
+def test_refuses_labels_kubernetes_refuses(selector):
+    with pytest.raises(ValueError):
+        labelselector.parse(selector)
