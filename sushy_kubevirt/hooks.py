@@ -156,9 +156,10 @@ def install(app, points, stock_error_handler):
         return response
 
     def handle_error(exc):
-        if (not base.plugin_driver(app)
-                or isinstance(exc, error.AliasAccessError)):
+        if not base.plugin_driver(app):
             return stock_error_handler()(exc)
+        if isinstance(exc, error.AliasAccessError):
+            return base.alias_redirect(exc.args[0])
         code = getattr(exc, 'code', None) or 500
         app.logger.debug('Request failed with %s: %s',
                          type(exc).__name__, exc)

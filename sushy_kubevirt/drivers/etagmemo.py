@@ -67,7 +67,7 @@ class ETags:
                 return kept[1]
         vm, current = self._compute(ident)
         meta = vm['metadata']
-        if ident != identity.firmware_uuid(vm).lower():
+        if ident != identity.firmware_uuid(vm):
             return current   # another id: as the account's reach finds it
         if len(self._kept) >= LIMIT:
             self._kept.clear()

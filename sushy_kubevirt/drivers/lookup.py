@@ -17,7 +17,8 @@ The canonical id is the VM's firmware UUID (lower case). A VM name and
 sharing one firmware UUID (KubeVirt's name-derived default UUID makes
 same-named VMs in two namespaces collide) are resolved by
 ``kubevirt.identity.pick`` (oldest wins, then namespace, then name); each
-other VM is listed and served under its ``<namespace>.<name>`` id instead.
+other VM, and a VM whose firmware UUID is no UUID, is listed and served
+under its ``<namespace>.<name>`` id instead (its name redirects there).
 
 Ids mean the same for every user; a VM the request's account does not
 reach (its namespace or labels, :mod:`sushy_kubevirt.accounts.tenancy`)
@@ -36,11 +37,11 @@ from sushy_kubevirt.kubevirt import identity
 _MEMO = 'sushy_kubevirt_lookup'
 
 #: The indexes of the cached VMs the lookup uses (``Cluster(indexers=)``):
-#: ``uuid``, the Redfish id lower-cased (the canonical firmware UUID, or
-#: KubeVirt's name-derived default while the field is empty, see
+#: ``uuid``, the canonical firmware UUID (or KubeVirt's name-derived
+#: default while the field is empty; none when it holds no UUID, see
 #: :func:`sushy_kubevirt.kubevirt.identity.firmware_uuid`), and ``name``.
 INDEXERS = {
-    'uuid': lambda vm: [identity.firmware_uuid(vm).lower()],
+    'uuid': lambda vm: [u for u in [identity.firmware_uuid(vm)] if u],
     'name': lambda vm: [vm['metadata']['name']],
 }
 
@@ -69,11 +70,6 @@ def _reached(vm):
     return reaches(meta['namespace'], meta.get('labels') or {})
 
 
-def alias(vm):
-    """The ``<namespace>.<name>`` id of a VM."""
-    return '%s.%s' % identity.key(vm)
-
-
 class Lookup:
     """Identity resolution over a Cluster's cached VMs.
 
@@ -86,14 +82,14 @@ class Lookup:
         self._reported = set()
 
     def _report(self, value, vms, chosen):
-        keys = tuple(sorted(alias(vm) for vm in vms))
+        keys = tuple(sorted(identity.alias(vm) for vm in vms))
         if keys in self._reported:
             return
         self._reported.add(keys)
         self._logger.warning(
             'VMs %s share firmware UUID %s; it identifies %s, the others '
             'are served as <namespace>.<name>', ', '.join(keys), value,
-            alias(chosen))
+            identity.alias(chosen))
 
     def _by_uuid(self, value):
         # An index lookup (case-insensitive, name-derived default
@@ -120,11 +116,14 @@ class Lookup:
         for vm in vms:
             groups.setdefault(identity.firmware_uuid(vm), []).append(vm)
         result = []
-        for system_id, vms in sorted(groups.items()):
-            chosen = self._chosen(system_id, vms)
-            if _reached(chosen):
+        # The VMs with no firmware UUID (None) last.
+        for system_id, vms in sorted(groups.items(), key=lambda item: (
+                item[0] is None, item[0] or '')):
+            chosen = self._chosen(system_id, vms) if system_id else None
+            if chosen is not None and _reached(chosen):
                 result.append((identity.key(chosen)[0], system_id))
-            result += sorted(((identity.key(vm)[0], alias(vm)) for vm in vms
+            result += sorted(((identity.key(vm)[0], identity.alias(vm))
+                              for vm in vms
                               if vm is not chosen and _reached(vm)),
                              key=lambda pair: pair[1])
         return result, unreadable
@@ -134,12 +133,15 @@ class Lookup:
         placed, unreadable = self.placed()
         return [system_id for _, system_id in placed], unreadable
 
-    def _by_alias(self, vm):
+    def _by_alias(self, ident, vm):
+        """The key of ``vm`` when ``ident`` is its id; 307 when an alias."""
         if not _reached(vm):
             return None
         system_id = identity.firmware_uuid(vm)
-        chosen = self._chosen(system_id, self._by_uuid(system_id) or [vm])
-        if identity.key(chosen) == identity.key(vm):
+        if system_id is None or identity.key(vm) != identity.key(
+                self._chosen(system_id, self._by_uuid(system_id) or [vm])):
+            system_id = identity.alias(vm)
+        if ident != system_id:
             raise error.AliasAccessError(system_id)
         return identity.key(vm)
 
@@ -157,12 +159,12 @@ class Lookup:
         if dot:
             vm = self._cluster.get_vm(namespace, name)
             if vm is not None:
-                key = self._by_alias(vm)
+                key = self._by_alias(ident, vm)
         if key is None:
             vms = [vm for vm in self._cluster.find_vms('name', ident)
                    if _reached(vm)]
             if vms:
-                key = self._by_alias(identity.pick(vms))
+                key = self._by_alias(ident, identity.pick(vms))
         if key is None:
             raise error.NotFound('System %s not found' % ident)
         return key

@@ -227,7 +227,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def uuid(self, identity_):
-        return identity.firmware_uuid(self._vm(identity_))
+        """The firmware UUID (or, when it holds none, ``<ns>.<name>``)."""
+        return identity.system_id(self._vm(identity_))
 
     @errormap.translate
     def name(self, identity_):

@@ -75,7 +75,7 @@ def facts(vm, vmi, trays):
         state = media.media_state(vm, trays[device])
         states.append((device, state.image, state.inserted, state.error))
     return Facts(
-        system=identity.firmware_uuid(vm),
+        system=identity.system_id(vm),
         power=power.power_state(vm, vmi),
         boot=(boot.boot_device(vm), boot.override_enabled(vm),
               firmware.boot_mode(vm)),

@@ -12,9 +12,13 @@
 
 """System identity: firmware UUID, serial number, aliases.
 
-The Redfish System id is the VM's SMBIOS firmware UUID. A VM is also
-reachable by its name and by ``<namespace>.<name>`` (aliases -> 307).
-Each namespace is one Chassis, whose id is :func:`chassis_uuid`.
+The Redfish System id is the VM's SMBIOS firmware UUID, in canonical
+form. A VM is also reachable by its name and by ``<namespace>.<name>``
+(aliases -> 307). A VM whose firmware UUID holds anything but a UUID is
+served under ``<namespace>.<name>`` (:func:`system_id`): an id is always
+one URI path segment of unreserved characters (RFC 3986), as Kubernetes
+names are. Each namespace is one Chassis, whose id is
+:func:`chassis_uuid`.
 """
 
 import uuid
@@ -37,11 +41,11 @@ def legacy_firmware_uuid(name):
 
 
 def firmware_uuid(vm):
-    """``domain.firmware.uuid`` in canonical lower-case form.
+    """``domain.firmware.uuid`` in canonical lower-case form, or None.
 
     Falls back to :func:`legacy_firmware_uuid` of the VM name when the
-    field is empty (a VM virt-controller has not defaulted yet). A value
-    that is not a UUID is returned unchanged.
+    field is empty (a VM virt-controller has not defaulted yet). None
+    when the field holds something that is not a UUID.
     """
     value = fields.get(fields.domain(vm), 'firmware', 'uuid')
     if not value:
@@ -49,7 +53,12 @@ def firmware_uuid(vm):
     try:
         return str(uuid.UUID(str(value)))
     except ValueError:
-        return str(value)
+        return None
+
+
+def system_id(vm):
+    """:func:`firmware_uuid`, else (no UUID there) :func:`alias`."""
+    return firmware_uuid(vm) or alias(vm)
 
 
 def chassis_uuid(namespace):
@@ -68,10 +77,14 @@ def key(vm):
     return meta.get('namespace', 'default'), meta['name']
 
 
+def alias(vm):
+    """The ``<namespace>.<name>`` id of a VM."""
+    return '%s.%s' % key(vm)
+
+
 def aliases(vm):
     """Names that redirect to the UUID: ``[name, 'namespace.name']``."""
-    namespace, name = key(vm)
-    return [name, '%s.%s' % (namespace, name)]
+    return [key(vm)[1], alias(vm)]
 
 
 def _age_key(vm):

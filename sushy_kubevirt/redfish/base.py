@@ -28,6 +28,7 @@ import dataclasses
 import functools
 import json
 import logging
+import re
 
 import flask
 from flask.json import provider as json_provider
@@ -46,6 +47,9 @@ MAX_BODY = 1024 * 1024
 #: What is read of a chunked body: Werkzeug stops at its limit without a
 #: word, so one byte more tells :meth:`Request.get_data` it is too large.
 _READ_LIMIT = MAX_BODY + 1
+#: An id a redirect may name: unreserved characters (RFC 3986), starting
+#: with a letter or digit (so never a dot segment).
+_ID = re.compile(r'[A-Za-z0-9][A-Za-z0-9._~-]*')
 #: WSGI environ key, True when the answer is a kept one
 #: (:mod:`.rendered`): the ``after`` handlers that edited it once have
 #: nothing left to do.
@@ -168,6 +172,22 @@ def error_response(exc, code):
         headers.pop('Content-Type', None)
     response.headers.update(headers)
     return response
+
+
+def alias_redirect(target):
+    """The 307 from an alias: this route and its arguments, id ``target``.
+
+    ``target`` must be one path segment of unreserved characters that is
+    no dot segment (as every System, Manager and Chassis id is);
+    otherwise the answer is a 404, never a redirect elsewhere.
+    """
+    request = flask.request
+    if not (isinstance(target, str) and _ID.fullmatch(target)) or \
+            'identity' not in (request.view_args or {}):
+        return error_response(exceptions.NotFound(), 404)
+    location = flask.url_for(request.endpoint,
+                             **dict(request.view_args, identity=target))
+    return flask.redirect(location, code=307, Response=flask.Response)
 
 
 def _too_large():

@@ -13,7 +13,8 @@
 """Managers as a plugin systems driver serves them.
 
 sushy-tools leaves ``ServiceEntryPointUUID`` null; here it is the service
-root's UUID. sushy-tools puts every System and Manager in the first
+root's UUID, and the ``UUID`` of a Manager whose System's firmware UUID
+holds none is null. sushy-tools puts every System and Manager in the first
 Chassis but only its first Manager lists that Chassis in
 ``ManagerForChassis``; here every Manager lists the Chassis of its
 System's namespace (see :mod:`.chassis` for the other direction).
@@ -24,6 +25,7 @@ import json
 
 import flask
 
+from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
@@ -46,6 +48,10 @@ def manager_body(app, response):
         changed = False
         if body.get('ServiceEntryPointUUID', '') is None:
             body['ServiceEntryPointUUID'] = root['UUID']
+            changed = True
+        if body.get('UUID') is not None and \
+                lookup.canonical_uuid(body['UUID']) is None:
+            body['UUID'] = None   # its System's firmware UUID holds none
             changed = True
         if chassis:
             links = body.setdefault('Links', {})

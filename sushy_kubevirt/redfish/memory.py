@@ -25,6 +25,7 @@ from sushy_tools import error
 
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import odata
 
 MEMBER = 'GuestMemory'
 _SYSTEM = '/redfish/v1/Systems/%s'
@@ -32,7 +33,7 @@ _SYSTEM = '/redfish/v1/Systems/%s'
 
 def collection(identity, mib):
     """The MemoryCollection of System ``identity`` (``mib``: its size)."""
-    path = _SYSTEM % identity + '/Memory'
+    path = _SYSTEM % odata.segment(identity) + '/Memory'
     members = [{'@odata.id': path + '/' + MEMBER}] if mib else []
     return {
         '@odata.type': '#MemoryCollection.MemoryCollection',
@@ -47,7 +48,7 @@ def resource(identity, mib):
     """The Memory resource of the guest memory."""
     return {
         '@odata.type': '#Memory.v1_10_0.Memory',
-        '@odata.id': _SYSTEM % identity + '/Memory/' + MEMBER,
+        '@odata.id': _SYSTEM % odata.segment(identity) + '/Memory/' + MEMBER,
         'Id': MEMBER,
         'Name': 'Guest memory',
         'MemoryType': 'DRAM',

@@ -17,10 +17,12 @@ DSP0266 lets anyone read them; they describe a plugin driver's answers
 own that references the DMTF schema of every namespace our answers'
 ``@odata.type`` names (:data:`NAMESPACES`) and declares the ``Service``
 EntityContainer; the OData service document lists the service root's
-top-level resources.
+top-level resources. :func:`segment` percent-encodes a name that becomes
+one segment of an ``@odata.id``.
 """
 
 import itertools
+import urllib.parse
 from xml.sax import saxutils
 
 import flask
@@ -59,6 +61,16 @@ NAMESPACES = (
     'SimpleStorageCollection', 'Storage.v1_9_0', 'StorageCollection',
     'Thermal.v1_3_0', 'VirtualMedia.v1_4_0', 'VirtualMediaCollection',
     'Volume.v1_5_0', 'VolumeCollection')
+
+
+#: What RFC 3986 allows unencoded in a path segment besides unreserved
+#: characters (``pchar``); ``/`` is not among them.
+_PCHAR = ":@!$&'()*+,;="
+
+
+def segment(name):
+    """``name`` percent-encoded as one URI path segment (RFC 3986)."""
+    return urllib.parse.quote(str(name), safe=_PCHAR)
 
 
 def schema_file(namespace):

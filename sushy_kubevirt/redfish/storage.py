@@ -33,6 +33,7 @@ from sushy_tools import error
 from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import odata
 
 #: Drive.Protocol per KubeVirt bus (virtio-blk is a PCIe function).
 PROTOCOLS = {'virtio': 'PCIe', 'sata': 'SATA', 'scsi': 'SAS',
@@ -41,8 +42,13 @@ _METHOD = 'get_disks'
 
 
 def _base(identity, bus=None):
-    path = '/redfish/v1/Systems/%s/Storage' % identity
-    return path if bus is None else '%s/%s' % (path, bus)
+    path = '/redfish/v1/Systems/%s/Storage' % odata.segment(identity)
+    return path if bus is None else '%s/%s' % (path, odata.segment(bus))
+
+
+def _member(path, kind, disk):
+    """The URI of ``disk``'s Drive or Volume under Storage ``path``."""
+    return '%s/%s/%s' % (path, kind, odata.segment(disk.name))
 
 
 def _status(state='Enabled'):
@@ -80,7 +86,7 @@ def storage(identity, bus, on_bus):
             'Status': _status(),
             'SupportedDeviceProtocols': [_protocol(bus)],
         }],
-        'Drives': [{'@odata.id': '%s/Drives/%s' % (path, d.name)}
+        'Drives': [{'@odata.id': _member(path, 'Drives', d)}
                    for d in on_bus],
         'Drives@odata.count': len(on_bus),
         'Volumes': {'@odata.id': path + '/Volumes'},
@@ -96,7 +102,7 @@ def drive(identity, bus, disk):
     path = _base(identity, bus)
     body = {
         '@odata.type': '#Drive.v1_9_0.Drive',
-        '@odata.id': '%s/Drives/%s' % (path, disk.name),
+        '@odata.id': _member(path, 'Drives', disk),
         'Id': disk.name,
         'Name': disk.name,
         'CapacityBytes': disk.capacity,
@@ -111,7 +117,7 @@ def drive(identity, bus, disk):
         body['Description'] = 'Optical drive (CD-ROM)'
     elif disk.capacity is not None:
         body['Links']['Volumes'] = [
-            {'@odata.id': '%s/Volumes/%s' % (path, disk.name)}]
+            {'@odata.id': _member(path, 'Volumes', disk)}]
     if disk.kind == 'lun':
         body['Description'] = 'SCSI LUN'
     if disk.capacity is None:
@@ -128,7 +134,7 @@ def _volumes(on_bus):
 
 def volume_collection(identity, bus, on_bus):
     path = _base(identity, bus) + '/Volumes'
-    members = [{'@odata.id': '%s/%s' % (path, d.name)}
+    members = [{'@odata.id': _member(_base(identity, bus), 'Volumes', d)}
                for d in _volumes(on_bus)]
     return {
         '@odata.type': '#VolumeCollection.VolumeCollection',
@@ -150,14 +156,14 @@ def volume(identity, bus, disk):
     path = _base(identity, bus)
     return {
         '@odata.type': '#Volume.v1_5_0.Volume',
-        '@odata.id': '%s/Volumes/%s' % (path, disk.name),
+        '@odata.id': _member(path, 'Volumes', disk),
         'Id': disk.name,
         'Name': disk.name,
         'CapacityBytes': disk.capacity,
         'VolumeType': 'RawDevice',
         'Status': _status(),
         'Links': {'Drives': [
-            {'@odata.id': '%s/Drives/%s' % (path, disk.name)}]},
+            {'@odata.id': _member(path, 'Drives', disk)}]},
     }
 
 

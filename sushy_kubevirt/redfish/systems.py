@@ -16,7 +16,8 @@ sushy-tools serves these; for a plugin systems driver the handlers here
 check every body before anything changes, pass the PATCH's
 ``BootSourceOverrideEnabled`` (which the stock route ignores) to the
 driver, and edit the stock GET: the driver's override state, the
-AllowableValues it honours, ``HealthRollup`` and the schema's BIOS URI.
+AllowableValues it honours, ``HealthRollup``, the schema's BIOS URI and
+a null ``UUID`` for a VM whose firmware UUID holds none.
 """
 
 import json
@@ -25,6 +26,7 @@ import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
+from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import indicator
 from sushy_kubevirt.kubevirt import power
@@ -163,6 +165,8 @@ def system_body(app, response):
     targets = systems.get_boot_targets(ident)
 
     def edit(body):
+        if lookup.canonical_uuid(body.get('UUID')) is None:
+            body['UUID'] = None   # the firmware UUID holds no UUID
         override = body.setdefault('Boot', {})
         if override.get('HttpBootUri') == 'None':
             # The template renders an unset URI with ``|string``.

@@ -145,6 +145,36 @@ def test_identity_aliases_and_duplicates(app):
             driver.uuid('other.node-0')
 
 
+def test_a_vm_whose_firmware_uuid_is_no_uuid_is_served_by_alias(app):
+    good = _vm('node-0')
+    uuid = identity.firmware_uuid(good)
+    bad = _vm('node-1')
+    bad['spec']['template']['spec']['domain']['firmware']['uuid'] = \
+        '../Systems/' + uuid
+    driver = _driver(FakeCluster(good, bad))
+    with app.app_context():
+        assert driver.systems == [uuid, 'default.node-1']
+        assert driver.uuid('default.node-1') == 'default.node-1'
+        assert driver.name('default.node-1') == 'node-1'
+        with pytest.raises(error.AliasAccessError) as exc:
+            driver.uuid('node-1')
+        assert exc.value.args[0] == 'default.node-1'
+        with pytest.raises(error.NotFound):
+            driver.uuid('../Systems/' + uuid)
+
+
+def test_a_shadowed_vm_by_name_redirects_to_its_alias(app):
+    old = _vm('node-0', 'lab')
+    new = _vm('node-0', 'test', created='2026-02-01T00:00:00Z')
+    driver = _driver(FakeCluster(old, new))
+    with app.app_context():
+        tenancy.set_current(accountsfile.Account(
+            'team', 'Operator', frozenset(['test'])))
+        with pytest.raises(error.AliasAccessError) as exc:
+            driver.uuid('node-0')
+        assert exc.value.args[0] == 'test.node-0'
+
+
 def test_power_on_when_on_makes_no_call(app):
     vm = _vm('node-0', run_strategy='Always')
     cluster = FakeCluster(vm)

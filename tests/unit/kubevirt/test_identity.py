@@ -31,7 +31,8 @@ def test_legacy_firmware_uuid():
 @pytest.mark.parametrize('firmware, expected', [
     ({'uuid': '5B0D2F3A-0000-4000-8000-000000000001'},
      '5b0d2f3a-0000-4000-8000-000000000001'),
-    ({'uuid': 'not-a-uuid'}, 'not-a-uuid'),
+    ({'uuid': 'not-a-uuid'}, None),
+    ({'uuid': '../Systems/5b0d2f3a-0000-4000-8000-000000000001'}, None),
     ({'uuid': ''}, '64b7b60f-6d3b-5157-bcbf-7c281949040d'),
     ({}, '64b7b60f-6d3b-5157-bcbf-7c281949040d'),
     (None, '64b7b60f-6d3b-5157-bcbf-7c281949040d'),
@@ -40,6 +41,19 @@ def test_firmware_uuid(firmware, expected):
     vm = fx.vm(domain={'firmware': firmware} if firmware is not None
                else None)
     assert identity.firmware_uuid(vm) == expected
+
+
+@pytest.mark.parametrize('value', [
+    'not-a-uuid', 'a/b', 'a\r\nb', 'x\u202eevil', 'z' * 3000, '..'])
+def test_a_firmware_uuid_that_is_no_uuid_gives_the_alias_id(value):
+    vm = fx.vm(domain={'firmware': {'uuid': value}})
+    assert identity.system_id(vm) == 'lab.node-0' == identity.alias(vm)
+
+
+def test_system_id_is_the_canonical_firmware_uuid():
+    vm = fx.vm(domain={'firmware': {
+        'uuid': '{5B0D2F3A-0000-4000-8000-000000000001}'}})
+    assert identity.system_id(vm) == '5b0d2f3a-0000-4000-8000-000000000001'
 
 
 def test_serial_key_aliases():
