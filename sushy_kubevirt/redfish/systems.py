@@ -28,6 +28,7 @@ from sushy_tools import error
 
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import indicator
 from sushy_kubevirt.kubevirt import power
 from sushy_kubevirt import messages
@@ -44,6 +45,7 @@ BOOT_TARGETS = (
 _BOOT_KEYS = ('BootSourceOverrideEnabled', 'BootSourceOverrideTarget',
               'BootSourceOverrideMode', 'HttpBootUri')
 _SYSTEM_KEYS = ('Boot', 'IndicatorLED')
+_URI = 'Boot/HttpBootUri'
 _RESET = 'ComputerSystem.Reset'
 #: The systems driver method that marks a driver of ours.
 _METHOD = 'get_boot_source_override_enabled'
@@ -64,12 +66,36 @@ def _check_patch(body):
                           ('BootSourceOverrideTarget', BOOT_TARGETS),
                           ('BootSourceOverrideMode', BOOT_MODES)):
         base.choice('Boot/' + prop, override.get(prop), allowed)
+    _check_uri(override)
+    return override
+
+
+def _check_uri(override):
+    """An HttpBootUri is a URL and goes with the target UefiHttp.
+
+    It is applied only so (its image is inserted as a CD and booted):
+    with no target or another one it would change nothing, so it is
+    refused. ``null`` clears the recorded one, with any target.
+    """
     uri = override.get('HttpBootUri')
-    if uri is not None and not isinstance(uri, str):
+    if uri is None:
+        return
+    if not isinstance(uri, str):
         raise messages.RedfishError(
             'PropertyValueTypeError', uri, 'Boot/HttpBootUri',
             properties=['/Boot/HttpBootUri'])
-    return override
+    try:
+        imageurl.parse(uri, _URI)
+    except imageurl.Invalid as exc:
+        raise messages.RedfishError(
+            'PropertyValueFormatError', imageurl.shown(uri), _URI,
+            properties=['/' + _URI], detail=str(exc)) from None
+    if override.get('BootSourceOverrideTarget') != boot.UEFI_HTTP:
+        raise messages.RedfishError(
+            'PropertyValueConflict', _URI, 'Boot/BootSourceOverrideTarget',
+            properties=['/' + _URI], detail='HttpBootUri is applied with '
+            'BootSourceOverrideTarget UefiHttp in the same PATCH (its image '
+            'is booted as a CD); null clears it')
 
 
 def boot_targets(mode):
@@ -110,8 +136,9 @@ def patch_system(app, identity):
     ``set_boot_device(identity, target, enabled)``. A PATCH of only
     ``BootSourceOverrideEnabled`` re-applies the current target;
     ``Disabled`` (or the target ``None``) ends the override, the target
-    staying the current one. Nothing changes unless the whole body is
-    valid.
+    staying the current one. An ``HttpBootUri`` goes with the target
+    ``UefiHttp``; ``null`` clears the recorded one. Nothing changes unless
+    the whole body is valid.
     """
     if flask.request.method != 'PATCH':
         return None
@@ -148,6 +175,8 @@ def patch_system(app, identity):
         systems.set_boot_device(identity, target, enabled)
     else:
         _set_target(app, systems, identity, override, target, enabled)
+    if 'HttpBootUri' in override and override['HttpBootUri'] is None:
+        systems.set_http_boot_uri(identity, None)
     if override.get('BootSourceOverrideMode'):
         systems.set_boot_mode(identity, override['BootSourceOverrideMode'])
     if led:

@@ -10,7 +10,7 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Hostile query parameters and chunked bodies.
+"""Hostile query parameters, HttpBootUri values and chunked bodies.
 
 Each is a clear 4xx that changes nothing, or the change it asks for:
 never a 500, never a 2xx that did nothing.
@@ -24,9 +24,11 @@ from tests.functional.emulator import harness
 from tests.functional.hostile import conftest
 from tests.functional.vmedia import conftest as vmedia_conftest
 
+from sushy_kubevirt.drivers import systems
 from sushy_kubevirt.redfish import base
 
 SYSTEMS = '/redfish/v1/Systems'
+URI = 'Boot/HttpBootUri'
 
 
 @pytest.fixture(scope='module')
@@ -72,6 +74,69 @@ def test_query_numbers_in_other_digits(victim, tally, name, value,
     _refused(victim, tally, lambda: requests.get(
         victim.url(SYSTEMS), params={name: value}, timeout=30), 400,
         (message_id,))
+
+
+def _patch(machine, boot):
+    return lambda: requests.patch(machine.url(machine.path),
+                                  json={'Boot': boot}, timeout=30)
+
+
+IMAGE = 'http://127.0.0.1:9/boot.iso'
+BAD_URIS = [
+    ('NUL', IMAGE + '\x00'),
+    ('CR/LF', IMAGE + '\r\nX-Injected: 1'),
+    ('100 KB', 'http://127.0.0.1/' + 'a' * 100000),
+    ('not http', 'file:///etc/passwd'),
+]
+
+
+@pytest.mark.parametrize('target', [None, 'UefiHttp'])
+@pytest.mark.parametrize('case, uri', BAD_URIS, ids=[c for c, _ in BAD_URIS])
+def test_a_malformed_http_boot_uri_is_a_format_error(victim, tally, target,
+                                                     case, uri):
+    boot = {'HttpBootUri': uri}
+    if target:
+        boot['BootSourceOverrideTarget'] = target
+    info = _refused(victim, tally, _patch(victim, boot), 400,
+                    ('PropertyValueFormatError',))
+    assert info['RelatedProperties'] == ['/' + URI]
+    assert URI in info['MessageArgs']
+
+
+@pytest.mark.parametrize('boot', [
+    {'HttpBootUri': IMAGE},
+    {'HttpBootUri': IMAGE, 'BootSourceOverrideTarget': 'Pxe'},
+    {'HttpBootUri': IMAGE, 'BootSourceOverrideMode': 'UEFI'},
+])
+def test_an_http_boot_uri_without_uefi_http_is_refused(victim, tally, boot):
+    info = _refused(victim, tally, _patch(victim, boot), 400,
+                    ('PropertyValueConflict',))
+    assert info['MessageArgs'][0] == URI
+
+
+def _annotation(machine):
+    return (machine.vm()['metadata'].get('annotations') or {}).get(
+        systems.HTTP_BOOT_URI_ANNOTATION)
+
+
+def test_a_null_http_boot_uri_clears_the_recorded_one(machine, tally,
+                                                      images):
+    uri = images.add('hb-%s.iso' % machine.name)
+    assert machine.boot_mode('UEFI').status_code == 204
+    answer = _patch(machine, {'BootSourceOverrideTarget': 'UefiHttp',
+                              'HttpBootUri': uri})()
+    assert answer.status_code == 204, answer.text
+    assert _annotation(machine) == uri
+    # As sushy sends it when it sets another target.
+    answer = _patch(machine, {'BootSourceOverrideTarget': 'Pxe',
+                              'HttpBootUri': None})()
+    tally.record(answer, True)
+    assert answer.status_code == 204, answer.text
+    assert _annotation(machine) is None
+    harness.wait_until(lambda: requests.get(
+        machine.url(machine.path), timeout=30).json()['Boot'][
+            'HttpBootUri'] is None, 20, 0.05, 'HttpBootUri null')
+    assert machine.eject().status_code == 204
 
 
 def _chunks(body, size=64 * 1024):
