@@ -19,6 +19,7 @@ memory from one reports the template's own values.
 """
 
 import math
+import re
 
 from kubernetes import utils
 
@@ -28,6 +29,9 @@ from sushy_kubevirt.kubevirt import refusals
 InvalidQuantity = refusals.InvalidQuantity
 
 GIB = 1024 ** 3
+#: A MAC address, also its EthernetInterface's id (a guest agent reports
+#: what it likes in a VMI's status).
+_MAC = re.compile(r'[0-9a-f]{2}(?::[0-9a-f]{2}){5}')
 MIB = 1024 ** 2
 DEFAULT_BUS = {'disk': 'virtio', 'cdrom': 'sata', 'lun': 'scsi'}
 
@@ -123,7 +127,10 @@ def processors(vm):
 
 
 def _mac(value):
-    return value.strip().lower().replace('-', ':') if value else None
+    """``value`` as a lower-case MAC with colons; None if it is none."""
+    mac = value.strip().lower().replace('-', ':') \
+        if isinstance(value, str) else ''
+    return mac if _MAC.fullmatch(mac) else None
 
 
 def nics(vm, vmi=None):
@@ -131,7 +138,8 @@ def nics(vm, vmi=None):
 
     The MAC is the template's ``macAddress``, else the one the running VMI
     reports in ``status.interfaces`` (matched by name). Interfaces with no
-    known MAC are left out. MACs are lower case with colons.
+    known MAC (or a value that is no MAC) are left out. MACs are lower
+    case with colons.
     """
     reported = {i.get('name'): i.get('mac') for i in
                 fields.get(vmi, 'status', 'interfaces', default=[])}

@@ -51,27 +51,32 @@ def emulator_settings():
 
 
 @pytest.fixture(scope='module')
-def edited(sim, machines, tmp_path_factory):
-    """``(victim, {case: machine})``: VMs given the hostile UUIDs."""
-    victim = machines()
+def edit(sim, tmp_path_factory):
+    """``edit(name, path, value)``: a JSON patch of a VM, as its editor."""
     path = backend.write_admin_kubeconfig(
         sim, str(tmp_path_factory.mktemp('admin') / 'kubeconfig'))
     api = kubeconfig.new_client_from_config(config_file=path)
     custom = client.CustomObjectsApi(api)
-    cases = {}
     try:
-        for case, value in HOSTILE.items():
-            machine = machines()
+        yield lambda name, path, value: \
             custom.patch_namespaced_custom_object(
-                'kubevirt.io', 'v1', 'default', 'virtualmachines',
-                machine.name, [{
-                    'op': 'replace', 'path': '/spec/template/spec/domain/'
-                    'firmware/uuid', 'value': value.format(
-                        victim=victim.uuid)}],
+                'kubevirt.io', 'v1', 'default', 'virtualmachines', name,
+                [{'op': 'replace', 'path': '/spec/template/spec/domain/'
+                  + path, 'value': value}],
                 _content_type='application/json-patch+json')
-            cases[case] = machine
     finally:
         api.close()
+
+
+@pytest.fixture(scope='module')
+def edited(machines, edit):
+    """``(victim, {case: machine})``: VMs given the hostile UUIDs."""
+    victim = machines()
+    cases = {}
+    for case, value in HOSTILE.items():
+        machine = machines()
+        edit(machine.name, 'firmware/uuid', value.format(victim=victim.uuid))
+        cases[case] = machine
 
     def seen():
         # The watch cache has each edit: the name no longer leads to the
@@ -143,6 +148,18 @@ def test_sushy_reads_every_member(edited):
     assert {names['default.' + m.name] for m in cases.values()} == {
         m.name for m in cases.values()}
     assert names[victim.uuid] == victim.name
+
+
+def test_a_mac_that_is_no_mac_is_no_interface(machine, edit):
+    nics = machine.path + '/EthernetInterfaces'
+    before = requests.get(machine.url(nics), timeout=30).json()['Members']
+    assert len(before) == 1
+    edit(machine.name, 'devices/interfaces/0/macAddress', '../../Bios')
+    harness.wait_until(lambda: requests.get(
+        machine.url(nics), timeout=30).json()['Members'] != before, 20,
+        0.05, 'the edit seen')
+    assert requests.get(machine.url(nics),
+                        timeout=30).json()['Members'] == []
 
 
 def _first(base, path):

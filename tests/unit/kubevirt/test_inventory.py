@@ -125,6 +125,17 @@ def test_nics():
     assert inventory.nics(fx.vm(), None) == []
 
 
+def test_a_value_that_is_no_mac_is_no_nic():
+    vm = fx.vm(interfaces=[fx.nic('a', mac='../Systems/x'), fx.nic('b'),
+                           fx.nic('c', mac='02:00:00:00:00:0c'),
+                           fx.nic('d'), fx.nic('e')])
+    vmi = fx.vmi(interfaces=[{'name': 'b', 'mac': '02:00\r\n:00:00:00:0b'},
+                             {'name': 'd', 'mac': 42},
+                             {'name': 'e', 'mac': '02:00:00:00:00:0e\u202e'}])
+    assert [n['id'] for n in inventory.nics(vm, vmi)] == [
+        '02:00:00:00:00:0c']
+
+
 def _storage_vm():
     return fx.vm(
         disks=[fx.disk('root', 1), fx.disk('data', bus='scsi'),
