@@ -47,6 +47,7 @@ import time
 import bcrypt
 from sushy_tools.emulator import main as emulator
 
+from sushy_kubevirt import files
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import Simulator
 
@@ -83,13 +84,11 @@ def _rbac(sim, user):
 def _configs(sim, tmp):
     """mode -> (config file, Authorization header)."""
     htpasswd = os.path.join(tmp, 'htpasswd')
-    with open(htpasswd, 'w') as out:
-        out.write('operator:%s\n' % bcrypt.hashpw(
-            PASSWORD.encode(), bcrypt.gensalt(5)).decode())
+    files.replace(htpasswd, 'operator:%s\n' % bcrypt.hashpw(
+        PASSWORD.encode(), bcrypt.gensalt(5)).decode(), 0o600)
     accounts = os.path.join(tmp, 'accounts.yaml')
-    with open(accounts, 'w') as out:
-        out.write('accounts:\n  operator: {role: Operator, namespaces: '
-                  '[%s]}\n' % NAMESPACE)
+    files.replace(accounts, 'accounts:\n  operator: {role: Operator, '
+                  'namespaces: [%s]}\n' % NAMESPACE)
     token = secrets.token_urlsafe(24)
     user = 'system:serviceaccount:%s:bench' % NAMESPACE
     sim.authz.add_token(token, user)
@@ -117,9 +116,8 @@ def _configs(sim, tmp):
                         SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG=kubeconfig,
                         SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD=0,
                         SUSHY_EMULATOR_SYSTEMS_DRIVER='kubevirt')
-        with open(path, 'w') as out:
-            out.write('import sushy_kubevirt.plugin  # noqa\n' + ''.join(
-                '%s = %r\n' % item for item in sorted(settings.items())))
+        files.replace(path, 'import sushy_kubevirt.plugin  # noqa\n' + ''.join(
+            '%s = %r\n' % item for item in sorted(settings.items())))
         result[mode] = (path, header)
     return result
 
@@ -215,8 +213,7 @@ def main(argv=None):
         if row['calls_per_request'] != CALLS[mode]:
             wrong.append(mode)
     if args.output:
-        with open(args.output, 'w') as out:
-            json.dump(figures, out, indent=1)
+        files.replace(args.output, json.dumps(figures, indent=1))
     if wrong:
         print('unexpected API calls: %s' % ', '.join(wrong))
         return 1

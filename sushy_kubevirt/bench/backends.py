@@ -40,6 +40,7 @@ from sushy_kubevirt.bench import procs
 from sushy_kubevirt.bench import sidebyside
 from sushy_kubevirt.bench import targets
 from sushy_kubevirt.bench import workers as workers_mod
+from sushy_kubevirt import files
 
 RESET = '/redfish/v1/Systems/%s/Actions/ComputerSystem.Reset'
 
@@ -238,13 +239,13 @@ def main(argv=None):
     for backend in args.backends:
         document['runs'].append(run_backend(backend, args, workdir))
         if args.json:
-            with open(args.json, 'w') as out:
-                json.dump(document, out, indent=1, sort_keys=True)
+            files.replace(args.json, json.dumps(document, indent=1,
+                                                sort_keys=True))
     document['loadavg_end'] = os.getloadavg()
     print(sidebyside.render(document['runs']))
     if args.json:
-        with open(args.json, 'w') as out:
-            json.dump(document, out, indent=1, sort_keys=True)
+        files.replace(args.json, json.dumps(document, indent=1,
+                                            sort_keys=True))
     return 0
 
 

@@ -39,6 +39,7 @@ from sushy_kubevirt.bench import emulators
 from sushy_kubevirt.bench import load
 from sushy_kubevirt.bench import procs
 from sushy_kubevirt.bench import workers
+from sushy_kubevirt import files
 
 #: Headers the server sets itself on every answer.
 _SERVER_HEADERS = ('date', 'server', 'connection', 'content-length',
@@ -112,8 +113,7 @@ def capture(port, ids, path):
     paths = ['/redfish/v1/', '/redfish/v1/Systems'] + [
         load.SYSTEM % ident for ident in ids]
     answers = {p: _get(port, p) for p in paths}
-    with open(path, 'w') as out:
-        json.dump(answers, out)
+    files.replace(path, json.dumps(answers))
     return answers
 
 

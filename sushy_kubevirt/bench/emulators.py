@@ -26,6 +26,7 @@ import sys
 import uuid
 
 from sushy_kubevirt.bench import procs
+from sushy_kubevirt import files
 
 SERVERS = ('gunicorn', 'devserver')
 WORKERS = 2
@@ -73,8 +74,7 @@ def write_config(path, port, driver, systems=0, kubeconfig=None,
         else []
     lines += ['%s = %s' % (key, pprint.pformat(value, width=200))
               for key, value in settings.items()]
-    with open(path, 'w') as config:
-        config.write('\n'.join(lines) + '\n')
+    files.replace(path, '\n'.join(lines) + '\n')
     return path
 
 

@@ -36,6 +36,7 @@ import urllib.request
 
 from sushy_kubevirt.bench import procs
 from sushy_kubevirt.bench import stats
+from sushy_kubevirt import files
 from sushy_kubevirt.kubevirt import changes
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import Simulator
@@ -123,8 +124,7 @@ class Bench:
                  'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG = %r' % kubeconfig,
                  'SUSHY_EMULATOR_STATE_DIR = %r' % tmp]
         lines += ['%s = %r' % item for item in sorted(CONFIG.items())]
-        with open(config, 'w') as out:
-            out.write('\n'.join(lines) + '\n')
+        files.replace(config, '\n'.join(lines) + '\n')
         self.port = procs.free_port()
         self.url = 'http://127.0.0.1:%d' % self.port
         self.log = os.path.join(tmp, 'gunicorn.log')

@@ -37,6 +37,7 @@ import time
 
 from sushy_tools.emulator import main as emulator
 
+from sushy_kubevirt import files
 from sushy_kubevirt.kube import indices
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
@@ -81,9 +82,8 @@ def _worker(conn, vms, namespaces, workdir):
         'SUSHY_EMULATOR_KUBEVIRT_KUBECONFIG': sim.write_kubeconfig(
             os.path.join(workdir, 'kubeconfig-%d' % namespaces)),
         'SUSHY_EMULATOR_KUBEVIRT_NAMESPACES': names}
-    with open(path, 'w') as out:
-        out.write('import sushy_kubevirt.plugin  # noqa\n' + ''.join(
-            '%s = %r\n' % item for item in sorted(settings.items())))
+    files.replace(path, 'import sushy_kubevirt.plugin  # noqa\n' + ''.join(
+        '%s = %r\n' % item for item in sorted(settings.items())))
     app = emulator.app
     app.configure(config_file=path)
     client = app.test_client()
@@ -197,8 +197,7 @@ def main(argv=None):
     print('ratio of the p50s (large / small): %.3f (at most %.2f)'
           % (figures['ratio'], args.max_ratio))
     if args.output:
-        with open(args.output, 'w') as out:
-            json.dump(figures, out, indent=1)
+        files.replace(args.output, json.dumps(figures, indent=1))
     small, large = figures['sides']['small'], figures['sides']['large']
     wrong = [what for what in ('probes_per_get', 'calls_per_get')
              if large[what] > small[what]]

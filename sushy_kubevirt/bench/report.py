@@ -17,6 +17,7 @@ import os
 import platform
 
 from sushy_kubevirt.bench import stats
+from sushy_kubevirt import files
 
 
 def machine():
@@ -191,6 +192,5 @@ def scale_record(results):
 
 
 def write_json(path, document):
-    with open(path, 'w') as out:
-        json.dump(document, out, indent=2, sort_keys=True)
-        out.write('\n')
+    files.replace(path, json.dumps(document, indent=2, sort_keys=True)
+                  + '\n')

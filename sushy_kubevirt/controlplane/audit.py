@@ -21,6 +21,8 @@ request's line as soon as its client has the answer.
 
 import json
 
+from sushy_kubevirt import files
+
 POLICY = {
     'apiVersion': 'audit.k8s.io/v1', 'kind': 'Policy',
     'omitStages': ['RequestReceived', 'ResponseStarted'],
@@ -31,6 +33,5 @@ FLAGS = ('--audit-log-format=json', '--audit-log-mode=blocking',
 
 
 def write_policy(path):
-    with open(path, 'w') as stream:
-        json.dump(POLICY, stream)
+    files.replace(path, json.dumps(POLICY))
     return path

@@ -29,6 +29,8 @@ from cryptography import x509
 from cryptography.x509.oid import ExtendedKeyUsageOID
 from cryptography.x509.oid import NameOID
 
+from sushy_kubevirt import files
+
 VALIDITY = datetime.timedelta(days=30)
 
 
@@ -45,13 +47,11 @@ def _name(common_name, organization=None):
 
 
 def _write(directory, stem, cert, key):
-    (directory / (stem + '.crt')).write_bytes(
-        cert.public_bytes(serialization.Encoding.PEM))
-    key_path = directory / (stem + '.key')
-    key_path.write_bytes(key.private_bytes(
+    files.replace(directory / (stem + '.crt'),
+                  cert.public_bytes(serialization.Encoding.PEM))
+    files.replace(directory / (stem + '.key'), key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))
-    key_path.chmod(0o600)
+        serialization.NoEncryption()), 0o600)
 
 
 class Authority:
@@ -125,11 +125,10 @@ def _san(host):
 def service_account_key(directory):
     """Write ``sa.key`` (RSA, as the token signer needs) and ``sa.pub``."""
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    (directory / 'sa.key').write_bytes(key.private_bytes(
+    files.replace(directory / 'sa.key', key.private_bytes(
         serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-        serialization.NoEncryption()))
-    (directory / 'sa.key').chmod(0o600)
-    (directory / 'sa.pub').write_bytes(key.public_key().public_bytes(
+        serialization.NoEncryption()), 0o600)
+    files.replace(directory / 'sa.pub', key.public_key().public_bytes(
         serialization.Encoding.PEM,
         serialization.PublicFormat.SubjectPublicKeyInfo))
     return directory / 'sa.key', directory / 'sa.pub'

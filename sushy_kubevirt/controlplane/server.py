@@ -26,7 +26,6 @@ controllers play them (``sushy_kubevirt.simulator.external``).
 import contextlib
 import ctypes
 import json
-import os
 import pathlib
 import queue
 import secrets
@@ -44,6 +43,7 @@ from sushy_kubevirt.controlplane import audit
 from sushy_kubevirt.controlplane import build
 from sushy_kubevirt.controlplane import crds
 from sushy_kubevirt.controlplane import pki
+from sushy_kubevirt import files
 
 HOST = '127.0.0.1'
 SERVICE_CIDR = '10.0.0.0/24'
@@ -256,10 +256,8 @@ class ControlPlane:
         front.issue('front-proxy-client', 'front-proxy-client', client=True)
         self.authority = ca
         pki.service_account_key(self.pki)
-        tokens = self.pki / 'tokens.csv'
-        tokens.write_text('%s,%s,%s,system:masters\n'
-                          % (self.admin_token, ADMIN_USER, ADMIN_USER))
-        tokens.chmod(0o600)
+        files.replace(self.pki / 'tokens.csv', '%s,%s,%s,system:masters\n'
+                      % (self.admin_token, ADMIN_USER, ADMIN_USER), 0o600)
 
     def _spawn(self, name, argv):
         proc = Process(name, argv, self.workdir / (name + '.log')).start()
@@ -497,8 +495,4 @@ class ControlPlane:
             '    namespace: %s\n'
             'current-context: sushy-kubevirt\npreferences: {}\n'
             % (self.url, self.ca_file, user, cred, user, namespace))
-        path = os.fspath(path)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, 'w') as stream:
-            stream.write(text)
-        return path
+        return files.replace(path, text, 0o600)

@@ -16,7 +16,8 @@ An HTTPS server's CA goes in as ``certificate-authority-data``.
 """
 
 import base64
-import os
+
+from sushy_kubevirt import files
 
 TEMPLATE = """apiVersion: v1
 kind: Config
@@ -49,9 +50,6 @@ def render(server, token, namespace='default', user='sim-user',
 
 def write(path, server, token, namespace='default', user='sim-user',
           ca_pem=None):
-    """Write the kubeconfig (mode 0600) and return its path."""
-    path = os.fspath(path)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, 'w') as stream:
-        stream.write(render(server, token, namespace, user, ca_pem))
-    return path
+    """Write the kubeconfig (mode 0600, in one step); return its path."""
+    return files.replace(path, render(server, token, namespace, user,
+                                      ca_pem), 0o600)
