@@ -202,20 +202,24 @@ def _key(name, prefix=PREFIX):
 
 
 #: Keys read beside :func:`load`: the sessions' and authentication's
-#: (``accounts.sessionstore``, ``accounts.lockout``, ``accounts.throttle``).
+#: (``accounts.sessionstore``, ``accounts.lockout``, ``accounts.throttle``,
+#: ``accounts.clients``).
 SESSION_TIMEOUT_KEY = _key('session_timeout')
 SESSION_NAMESPACE_KEY = _key('session_namespace')
 SESSION_LIMIT_KEY = _key('session_limit')
 LOCKOUT_THRESHOLD_KEY = _key('account_lockout_threshold')
 LOCKOUT_DURATION_KEY = _key('account_lockout_duration')
 LOCKOUT_RESET_KEY = _key('account_lockout_counter_reset_after')
+LOCKOUT_ALL_CLIENTS_KEY = _key('account_lockout_all_clients_threshold')
 ACCOUNTS_SOURCE_KEY = _key('accounts_source')
 ACCOUNTS_NAMESPACE_KEY = _key('accounts_namespace')
 AUTH_FAILURE_RATE_KEY = _key('auth_failure_rate')
 AUTH_FAILURE_BURST_KEY = _key('auth_failure_burst')
+TRUSTED_PROXIES_KEY = _key('trusted_proxies')
 AUTH_KEYS = (SESSION_TIMEOUT_KEY, SESSION_NAMESPACE_KEY, SESSION_LIMIT_KEY,
              LOCKOUT_THRESHOLD_KEY, LOCKOUT_DURATION_KEY, LOCKOUT_RESET_KEY,
-             AUTH_FAILURE_RATE_KEY, AUTH_FAILURE_BURST_KEY)
+             LOCKOUT_ALL_CLIENTS_KEY, AUTH_FAILURE_RATE_KEY,
+             AUTH_FAILURE_BURST_KEY, TRUSTED_PROXIES_KEY)
 
 
 def known_keys():

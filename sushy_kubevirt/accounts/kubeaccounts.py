@@ -92,6 +92,10 @@ class KubeAccounts:
         return None if identity is None else KubeAccount(identity,
                                                          self.reviewer)
 
+    def known(self, token):
+        """Whether the API server vouched for ``token`` lately (no call)."""
+        return self.reviewer.known(token)
+
     def account(self, user, groups=()):
         """The KubeAccount of a user already authenticated (a session)."""
         return KubeAccount(reviews.Identity(user, tuple(groups)),

@@ -22,17 +22,15 @@ label :data:`SELECTOR` it reaches: the model of
 
 Each process reads them from its own watch cache, so every worker and
 replica agrees and a warm request makes no API call; writes are live,
-guarded by the Secret's resourceVersion and overlaid on the cache. A
-successful bcrypt check is remembered (at most :data:`REMEMBERED`),
-keyed by a digest of the user, the password and the Secret's
-resourceVersion: a new password or a deleted account counts at once.
+guarded by the Secret's resourceVersion and overlaid on the cache.
+Credentials a bcrypt check accepted are known good
+(:class:`~.attempts.KnownGood`) with the Secret's resourceVersion: a new
+password or a deleted account counts at once.
 """
 
 import base64
 import binascii
-import collections
 import functools
-import hashlib
 import logging
 import re
 import threading
@@ -40,6 +38,7 @@ import threading
 import bcrypt
 
 from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import attempts
 from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import resources
@@ -54,8 +53,6 @@ USER_NAME = re.compile(r'^[a-z0-9]([-a-z0-9]{0,46}[a-z0-9])?$')
 #: bcrypt reads at most this many bytes of a password.
 MAX_PASSWORD = 72
 MIN_PASSWORD = 8
-#: Successful checks remembered per process.
-REMEMBERED = 1024
 COST = 12
 _RETRIES = 5
 
@@ -141,8 +138,7 @@ class SecretAccounts:
     def __init__(self, cluster, namespace):
         self.cluster = cluster
         self.namespace = namespace
-        self._lock = threading.Lock()
-        self._verified = collections.OrderedDict()
+        self._known = attempts.KnownGood()
 
     def _synced(self):
         """``(live Api, informer)`` once synced; else AccountsError."""
@@ -184,29 +180,22 @@ class SecretAccounts:
         found = (self._parsed(s) for s in self._synced()[1].list())
         return sorted((p[0] for p in found if p), key=lambda a: a.name)
 
-    def verify(self, user, password, lockout=None):
+    def verify(self, user, password, guard=None):
         """Whether ``password`` (bytes) is ``user``'s; one bcrypt at most.
 
-        With a ``lockout``, the attempt of an existing account counts.
+        None for known-good credentials. With a ``guard``
+        (:class:`~.attempts.Guard`) the check is throttled and the login
+        of an existing account counted by the lockout.
+
+        :raises attempts.Throttled: the client's budget is spent.
         """
         secret = self.secret(user)
         parsed = secret and self._parsed(secret)
-        if not parsed:
-            _checkpw(password, _dummy())
-            return False
-        key = hashlib.sha256(b'\0'.join((
-            user.encode('utf-8'), password,
-            secret['metadata']['resourceVersion'].encode()))).digest()
-        with self._lock:
-            correct = self._verified.pop(key, False)
-        correct = correct or _checkpw(password, parsed[1])
-        if correct:
-            with self._lock:
-                self._verified[key] = True
-                while len(self._verified) > REMEMBERED:
-                    self._verified.popitem(last=False)
-        return correct if lockout is None else lockout.attempt(user,
-                                                               correct)
+        digest = parsed[1] if parsed else _dummy()
+        version = secret['metadata']['resourceVersion'] if parsed else ''
+        return attempts.verify(
+            self._known, guard, user if parsed else None,
+            (user, password, version), lambda: _checkpw(password, digest))
 
     # writes
 

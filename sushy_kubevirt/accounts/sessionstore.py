@@ -54,6 +54,7 @@ import secrets
 import threading
 import time
 
+from sushy_kubevirt.accounts import clients
 from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.accounts import lockout
 from sushy_kubevirt.accounts import throttle
@@ -105,6 +106,7 @@ class Settings:
     limit: int = DEFAULT_LIMIT
     lockout_policy: lockout.Policy = lockout.Policy()
     throttle_policy: throttle.Policy = throttle.Policy()
+    trusted_proxies: tuple = ()
 
 
 def _whole(app_config, key, default):
@@ -132,7 +134,8 @@ def settings(app_config, namespaces):
         namespaces[0] if namespaces else 'default')
     return Settings(namespace, timeout,
                     _whole(app_config, LIMIT_KEY, DEFAULT_LIMIT),
-                    lockout.policy(app_config), throttle.policy(app_config))
+                    lockout.policy(app_config), throttle.policy(app_config),
+                    clients.trusted(app_config))
 
 
 def _digest(token):
@@ -208,6 +211,7 @@ class Store:
         self.timeout = policy.timeout
         self.lockout = lockout.Lockout(cluster, policy.namespace,
                                        policy.lockout_policy, clock=clock)
+        self.throttle = throttle.Throttle(policy.throttle_policy)
         self._clock = clock
         self._lock = threading.Lock()
         self._key = None

@@ -10,14 +10,19 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Failed authentications per client: a token bucket each, in memory.
+"""Password checks per client and account: a token bucket each, in memory.
 
-Each client address may fail ``burst`` times at once, then ``rate``
-times per second; past that, its requests that need credentials are
-refused (429 with ``Retry-After``) before any check. Kept per process
-(each gunicorn worker counts its own), for at most :data:`CLIENTS`
-addresses: the least recently seen are forgotten first, and a bucket
-that refilled is dropped.
+A check of credentials that are not known good (bcrypt, or a
+TokenReview) takes a token from the bucket of its key, ``(client,
+account)`` (the account None for a user name that is no account, and for
+bearer tokens); a successful check gives it back. A key may so fail
+``burst`` times at once, then ``rate`` times per second; past that, a
+check of it is refused (429 with ``Retry-After``) without being made.
+What is throttled is the work failures cost, never a client's traffic:
+known-good credentials and session tokens take nothing. Kept per process
+(each gunicorn worker counts its own), for at most :data:`CLIENTS` keys:
+the least recently seen are forgotten first, and a bucket that refilled
+is dropped.
 """
 
 import collections
@@ -29,15 +34,15 @@ import time
 
 from sushy_kubevirt import config
 
-#: Client addresses remembered per process.
+#: Keys remembered per process.
 CLIENTS = 10000
 
 
 @dataclasses.dataclass(frozen=True)
 class Policy:
-    #: Failed authentications per second per client, sustained.
+    #: Failed checks per second per key, sustained.
     rate: float = 1.0
-    #: Failed authentications a client may make at once.
+    #: Failed checks a key may make at once.
     burst: int = 10
 
 
@@ -57,41 +62,49 @@ def policy(app_config):
 
 
 class Throttle:
-    """The failure buckets of the clients of one process."""
+    """The check buckets of the keys of one process."""
 
     def __init__(self, settings, size=CLIENTS, clock=time.monotonic):
         self.policy = settings
         self._size = size
         self._clock = clock
         self._lock = threading.Lock()
-        self._buckets = collections.OrderedDict()   # client: (tokens, at)
+        self._buckets = collections.OrderedDict()   # key: (tokens, at)
 
-    def _tokens(self, client, now):
-        tokens, at = self._buckets.get(client, (self.policy.burst, now))
+    def _tokens(self, key, now):
+        tokens, at = self._buckets.get(key, (self.policy.burst, now))
         return min(float(self.policy.burst),
                    tokens + (now - at) * self.policy.rate)
 
-    def retry_after(self, client):
-        """Whole seconds ``client`` must wait; 0 when it may try now."""
-        with self._lock:
-            tokens = self._tokens(client, self._clock())
-        if tokens >= 1:
-            return 0
-        return max(1, math.ceil((1 - tokens) / self.policy.rate))
+    def _set(self, key, tokens, now):
+        self._buckets.pop(key, None)
+        self._buckets[key] = (tokens, now)
+        while len(self._buckets) > self._size:
+            self._buckets.popitem(last=False)
+        self._drop_refilled(now)
 
-    def failed(self, client):
-        """Count a failed authentication of ``client``."""
+    def take(self, key):
+        """Take a check from ``key``'s bucket: 0, else the seconds to wait.
+
+        Nothing is taken when there is nothing left.
+        """
         with self._lock:
             now = self._clock()
-            tokens = max(0.0, self._tokens(client, now) - 1)
-            self._buckets.pop(client, None)
-            self._buckets[client] = (tokens, now)
-            while len(self._buckets) > self._size:
-                self._buckets.popitem(last=False)
-            self._drop_refilled(now)
+            tokens = self._tokens(key, now)
+            if tokens >= 1:
+                self._set(key, tokens - 1, now)
+                return 0
+        return max(1, math.ceil((1 - tokens) / self.policy.rate))
+
+    def give_back(self, key):
+        """Return what a successful check of ``key`` took."""
+        with self._lock:
+            now = self._clock()
+            self._set(key, min(float(self.policy.burst),
+                               self._tokens(key, now) + 1), now)
 
     def _drop_refilled(self, now):
         """Forget the oldest buckets that are full again (bounded work)."""
-        for client in list(itertools.islice(self._buckets, 2)):
-            if self._tokens(client, now) >= self.policy.burst:
-                del self._buckets[client]
+        for key in list(itertools.islice(self._buckets, 2)):
+            if self._tokens(key, now) >= self.policy.burst:
+                del self._buckets[key]

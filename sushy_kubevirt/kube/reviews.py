@@ -69,13 +69,22 @@ class Reviews:
                 cache[key] = answer
         return answer
 
+    @staticmethod
+    def _token_key(token):
+        return hashlib.sha256(token.encode('utf-8', 'surrogatepass')).digest()
+
     def authenticate(self, token):
         """The Identity of ``token``, or None when it is not valid.
 
         :raises apierrors.ApiError: the review could not be made.
         """
-        key = hashlib.sha256(token.encode('utf-8', 'surrogatepass')).digest()
-        return self._cached(self._tokens, key, lambda: self._token(token))
+        return self._cached(self._tokens, self._token_key(token),
+                            lambda: self._token(token))
+
+    def known(self, token):
+        """Whether a review of ``token`` said lately that it is valid."""
+        with self._lock:
+            return self._tokens.get(self._token_key(token)) is not None
 
     def _token(self, token):
         review = self.cluster.create_object(TOKEN_REVIEWS, None, {

@@ -38,37 +38,36 @@ password (against a dummy hash of the file's cost), so the answer time
 does not tell which user names exist. Neither passwords nor tokens are
 logged.
 
-A client whose authentications keep failing gets a 429 with
-``Retry-After`` before any check (:mod:`sushy_kubevirt.accounts.throttle`,
-per process); a user of the auth file locked out
-(:mod:`sushy_kubevirt.accounts.lockout`, shared through Kubernetes) gets
-the same 401 as for a wrong password, and so does a user the accounts
-file (:mod:`sushy_kubevirt.accounts.accountsfile`) names not. bcrypt
-reads at most 72 bytes of a password: a longer one is refused (after a
-check of the same cost), never truncated. Credentials bcrypt accepted
-are remembered (a digest, at most 1,024 per process) until the file's
-entry changes: the next request of that user costs no bcrypt check, and
-a locked-out user is still refused.
+Credentials bcrypt accepted are known good (:mod:`sushy_kubevirt.
+accounts.attempts`, at most 1,024 per process) until the file's entry
+changes: the next request with them costs no check and is never
+throttled. Others are checked while their client's budget for that
+account lasts (:mod:`sushy_kubevirt.accounts.throttle`, per process),
+then get a 429 with ``Retry-After`` and no check; the client comes from
+the trusted proxies' headers (:mod:`sushy_kubevirt.accounts.clients`). A
+client locked out of an account (:mod:`sushy_kubevirt.accounts.lockout`,
+shared through Kubernetes) gets the same 401 as for a wrong password,
+and so does a user the accounts file
+(:mod:`sushy_kubevirt.accounts.accountsfile`) names not. bcrypt reads at
+most 72 bytes of a password: a longer one is refused (after a check of
+the same cost), never truncated.
 """
 
 import base64
 import binascii
 import functools
-import hashlib
 import json
 import logging
-import threading
 
 import bcrypt
-import cachetools
 from sushy_tools.emulator import main
 from werkzeug import wrappers
 
 from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import attempts
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.accounts import securitylog
-from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
@@ -92,9 +91,8 @@ USER_KEY = 'sushy_kubevirt.user'
 ACCOUNT_KEY = 'sushy_kubevirt.account'
 #: The longest bearer token sent to the API server for review.
 MAX_TOKEN = 16384
-#: Credentials bcrypt accepted lately (digests), at most this many.
-_VERIFIED = cachetools.LRUCache(secretaccounts.REMEMBERED)
-_VERIFIED_LOCK = threading.Lock()
+#: Credentials of the auth file bcrypt accepted lately.
+_KNOWN = attempts.KnownGood()
 
 
 def users(auth_file):
@@ -132,48 +130,23 @@ def _checkpw(password, digest):
         return False
 
 
-def _remembered(user, password, digest):
-    """:func:`_checkpw`, skipped for credentials it accepted lately.
-
-    Remembered by a digest of the user, the password and the file's
-    bcrypt hash: a changed or removed entry of the file is checked anew.
-    """
-    key = hashlib.sha256(b'\0'.join((
-        user.encode('utf-8'), _bytes(password), digest))).digest()
-    with _VERIFIED_LOCK:
-        if _VERIFIED.get(key):
-            return True
-    correct = _checkpw(password, digest)
-    if correct:
-        with _VERIFIED_LOCK:
-            _VERIFIED[key] = True
-    return correct
-
-
-def _bytes(password):
-    return password.encode('utf-8') if isinstance(password, str) \
-        else password
-
-
-def verify(auth_file, user, password, lockout=None):
+def verify(auth_file, user, password, guard=None):
     """True when ``user``/``password`` (str, bytes) match the file.
 
-    One bcrypt check whatever the outcome, but none for credentials it
-    accepted lately (:func:`_remembered`). With a ``lockout``
-    (:class:`~sushy_kubevirt.accounts.lockout.Lockout`), the attempt of a
-    user of the file is counted and a locked one refused.
+    One bcrypt check whatever the outcome, but none for known-good
+    credentials (remembered with the file's hash: a changed or removed
+    entry is checked anew). With a ``guard``
+    (:class:`~sushy_kubevirt.accounts.attempts.Guard`), the check is
+    throttled and the login of a user of the file counted by the lockout.
+
+    :raises attempts.Throttled: the client's budget of checks is spent.
     """
     known = users(auth_file)
     costs = [_cost(d) for d in known.values()] or [_DEFAULT_COST]
-    dummy = _dummy(max(set(costs), key=costs.count))
-    digest = known.get(user)
-    if digest is None:
-        _checkpw(password, dummy)
-        return False
-    correct = _remembered(user, password, digest)
-    if lockout is None:
-        return correct
-    return lockout.attempt(user, correct)
+    digest = known.get(user) or _dummy(max(set(costs), key=costs.count))
+    return attempts.verify(
+        _KNOWN, guard, user if user in known else None,
+        (user, password, digest), lambda: _checkpw(password, digest))
 
 
 def basic_credentials(header):
@@ -227,18 +200,12 @@ class Middleware(main.RedfishAuthMiddleware):
         self._store = store
         self._accounts = accounts
         self._stock = {}
-        self._throttles = {}
 
     def _stock_middleware(self, auth_file):
         if auth_file not in self._stock:
             self._stock[auth_file] = main.RedfishAuthMiddleware(
                 self.wrapped, auth_file)
         return self._stock[auth_file]
-
-    def _throttle(self, policy):
-        if policy not in self._throttles:
-            self._throttles = {policy: throttle.Throttle(policy)}
-        return self._throttles[policy]
 
     def __call__(self, environ, start_response):
         environ.pop(USER_KEY, None)
@@ -255,40 +222,20 @@ class Middleware(main.RedfishAuthMiddleware):
             return self._stock_middleware(auth_file)(environ, start_response)
         path = environ.get('PATH_INFO', '').strip('/')
         method = environ.get('REQUEST_METHOD', 'GET')
-        login = path in LOGIN and method == 'POST'
-        if path in OPEN:
+        if path in OPEN or (path in LOGIN and method == 'POST'):
             return self.wrapped(environ, start_response)
-        limiter = self._throttle(store.policy.throttle_policy)
-        client = environ.get('REMOTE_ADDR') or ''
-        wait = limiter.retry_after(client)
-        if wait:
-            LOG.info('Refused a request of %s: too many failed '
-                     'authentications', client)
-            return _refusal('Too many failed authentications; retry in %d '
-                            'seconds' % wait, code=429,
-                            message_id='ServiceTemporarilyUnavailable',
-                            args=(wait,), headers={
-                                'Retry-After': str(wait)})(
-                environ, start_response)
-        who = None if login else presented(environ)
-        refusal = None if login else self._authenticate(
-            environ, auth_file, store)
-        if refusal is not None:
-            if refusal.status_code == 401:
-                limiter.failed(client)
-                if who:
-                    securitylog.note(store.cluster, store.namespace,
-                                     'LoginFailed', 'Refused %s from %s'
-                                     % (who, client or 'unknown'))
-            return refusal(environ, start_response)
+        who = presented(environ)
+        guard = attempts.guard(store, environ)
+        refusal = self._authenticate(environ, auth_file, store, guard)
+        if refusal is None:
+            return self.wrapped(environ, start_response)
+        if refusal.status_code == 401 and who:
+            securitylog.note(store.cluster, store.namespace, 'LoginFailed',
+                             'Refused %s from %s' % (
+                                 who, guard.client or 'unknown'))
+        return refusal(environ, start_response)
 
-        def start(status, headers, exc_info=None):
-            if status.startswith('401'):
-                limiter.failed(client)   # a refused login
-            return start_response(status, headers, exc_info)
-        return self.wrapped(environ, start)
-
-    def _authenticate(self, environ, auth_file, store):
+    def _authenticate(self, environ, auth_file, store, guard):
         token = environ.get('HTTP_X_AUTH_TOKEN')
         header = environ.pop('HTTP_AUTHORIZATION', None)
         try:
@@ -315,7 +262,7 @@ class Middleware(main.RedfishAuthMiddleware):
                                 'HTTP Basic credentials')
             user, password = credentials
             if isinstance(accounts, kubeaccounts.KubeAccounts):
-                account = bearer(accounts, password)
+                account = bearer(accounts, password, guard)
                 if account is None:
                     LOG.info('Refused a bearer token the API server does '
                              'not know')
@@ -323,14 +270,21 @@ class Middleware(main.RedfishAuthMiddleware):
                 environ[ACCOUNT_KEY] = account
                 environ['HTTP_X_USER'] = environ[USER_KEY] = account.name
                 return None
-            if not check(auth_file, accounts, user, password,
-                         store.lockout):
+            if not check(auth_file, accounts, user, password, guard):
                 LOG.info('Refused the credentials of user %r', user)
                 return _refusal('Incorrect user name or password')
             if not has_account(accounts, user):
                 LOG.info('Refused user %r: the accounts file gives them '
                          'no role', user)
                 return _refusal('User %s has no role here' % user)
+        except attempts.Throttled as exc:
+            LOG.info('Refused a check of credentials from %s: too many '
+                     'failed', guard.client)
+            return _refusal('Too many failed authentications; retry in %d '
+                            'seconds' % exc.wait, code=429,
+                            message_id='ServiceTemporarilyUnavailable',
+                            args=(exc.wait,),
+                            headers={'Retry-After': str(exc.wait)})
         except accountsfile.AccountsError as exc:
             LOG.error('Refusing requests: %s', exc)
             return _refusal('The accounts file cannot be read', code=503,
@@ -362,15 +316,17 @@ def presented(environ):
     return 'the credentials of user %r' % credentials[0][:64]
 
 
-def check(auth_file, accounts, user, password, lockout=None):
+def check(auth_file, accounts, user, password, guard=None):
     """Whether ``user``/``password`` (bytes) are valid.
 
     Of the account Secrets, else of the htpasswd file (:func:`verify`;
     True without one).
+
+    :raises attempts.Throttled: the client's budget of checks is spent.
     """
     if isinstance(accounts, secretaccounts.SecretAccounts):
-        return accounts.verify(user, password, lockout)
-    return not auth_file or verify(auth_file, user, password, lockout)
+        return accounts.verify(user, password, guard)
+    return not auth_file or verify(auth_file, user, password, guard)
 
 
 def has_account(accounts, user):
@@ -381,10 +337,14 @@ def has_account(accounts, user):
     return accounts is None or accounts.account(user) is not None
 
 
-def bearer(accounts, password):
+def bearer(accounts, password, guard=None):
     """The KubeAccount whose bearer token ``password`` (bytes) is, else None.
 
+    A token the API server has not vouched for lately is a check that
+    ``guard`` throttles.
+
     :raises apierrors.ApiError: the API server could not say.
+    :raises attempts.Throttled: the client's budget of checks is spent.
     """
     try:
         token = password.decode('ascii')
@@ -392,7 +352,12 @@ def bearer(accounts, password):
         return None
     if not token or len(token) > MAX_TOKEN:
         return None
-    return accounts.authenticate(token)
+    if guard is None or accounts.known(token):
+        return accounts.authenticate(token)
+    guard.admit(None)
+    account = accounts.authenticate(token)
+    guard.settle(None, account is not None, True)
+    return account
 
 
 def wrap(app, store, accounts, inner):

@@ -15,7 +15,9 @@
 The sessions themselves are Secrets (:mod:`sushy_kubevirt.accounts.
 sessionstore`), so every worker and replica sees a login at once and a
 logout as soon as its watch delivers it. A POST to the collection or to
-its ``Members`` logs in. A user sees and deletes only
+its ``Members`` logs in; its password check is guarded as a request's
+(:mod:`sushy_kubevirt.accounts.attempts`: the throttle and the lockout of
+its client). A user sees and deletes only
 their own sessions: another user's is a 404, as one that does not
 exist, whatever the role.
 """
@@ -25,6 +27,7 @@ import time
 import flask
 from sushy_tools import error
 
+from sushy_kubevirt.accounts import attempts
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import securitylog
@@ -95,16 +98,28 @@ def session_service():
                                  root.SESSIONS))
 
 
-def _refused(store, detail, user):
+def _refused(store, guard, detail, user):
     securitylog.note(store.cluster, store.namespace, 'LoginFailed',
                      'Login refused for user %r from %s: %s' % (
-                         str(user)[:64], flask.request.remote_addr or
-                         'unknown', detail))
+                         str(user)[:64], guard.client or 'unknown', detail))
     return messages.RedfishError('NoValidSession', code=401, detail=detail,
                                  headers={'WWW-Authenticate': auth.CHALLENGE})
 
 
 def _login(store):
+    guard = attempts.guard(store, flask.request.environ)
+    try:
+        return _checked_login(store, guard)
+    except attempts.Throttled as exc:
+        flask.current_app.logger.info('Login refused for a client: too '
+                                      'many failed authentications')
+        raise messages.RedfishError(
+            'ServiceTemporarilyUnavailable', exc.wait, code=429,
+            detail='Too many failed authentications; retry in %d seconds'
+            % exc.wait, headers={'Retry-After': str(exc.wait)}) from None
+
+
+def _checked_login(store, guard):
     app = flask.current_app
     body = base.json_body()
     user, password = body.get('UserName'), body.get('Password')
@@ -121,23 +136,25 @@ def _login(store):
     secret = password.encode('utf-8', 'surrogatepass')
     groups = ()
     if isinstance(accounts, kubeaccounts.KubeAccounts):
-        account = auth.bearer(accounts, secret)
+        account = auth.bearer(accounts, secret, guard)
         if account is None:
             app.logger.info('Login refused: not a valid bearer token')
-            raise _refused(store, 'Incorrect user name or password', user)
+            raise _refused(store, guard, 'Incorrect user name or password',
+                           user)
         user, groups = account.name, account.groups
-    elif not auth.check(auth_file, accounts, user, secret, store.lockout):
+    elif not auth.check(auth_file, accounts, user, secret, guard):
         app.logger.info('Login refused for user %r', user)
-        raise _refused(store, 'Incorrect user name or password', user)
+        raise _refused(store, guard, 'Incorrect user name or password',
+                       user)
     elif auth_file and access.account_of(app, user) is None:
         app.logger.info('Login refused for user %r: no role', user)
-        raise _refused(store, 'User %s has no role here' % user, user)
+        raise _refused(store, guard, 'User %s has no role here' % user,
+                       user)
     session, token = store.create(user, groups)
     app.logger.info('Session %s created for user %r', session.id, user)
     securitylog.note(store.cluster, store.namespace, 'SessionCreated',
                      'User %r logged in from %s (session %s)' % (
-                         user, flask.request.remote_addr or 'unknown',
-                         session.id))
+                         user, guard.client or 'unknown', session.id))
     location = '%s/%s' % (root.SESSIONS, session.id)
     response = flask.jsonify(resource(session, root.SESSIONS))
     response.status_code = 201

@@ -10,7 +10,9 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Account lockout and the per-client throttle, with fake clocks."""
+"""Account lockout and the check throttle, with fake clocks."""
+
+import base64
 
 import pytest
 from tests.unit.accounts.test_sessionstore import FakeCluster
@@ -32,75 +34,138 @@ def _lockout(clock, cluster=None, **policy):
                            monotonic=lambda: clock[0])
 
 
-def test_threshold_locks_even_the_right_password(clock):
+def test_threshold_locks_the_client_out_even_with_the_right_password(
+        clock):
     locks = _lockout(clock, threshold=3, duration=30, reset_after=10)
     for _ in range(3):
-        assert locks.attempt('admin', False) is False
-    assert locks.attempt('admin', True) is False      # locked
+        assert locks.attempt('admin', 'stranger', False) is False
+    assert locks.attempt('admin', 'stranger', True) is False      # locked
     writes = len(locks.cluster.patches)
-    assert locks.attempt('admin', False) is False
+    assert locks.attempt('admin', 'stranger', False) is False
     assert len(locks.cluster.patches) == writes       # no write when locked
+    assert locks.attempt('admin', 'owner', True) is True   # others are not
     clock[0] += 31
-    assert locks.attempt('admin', True) is True
-    assert locks.attempt('admin', True) is True
+    assert locks.attempt('admin', 'stranger', True) is True
+    assert locks.attempt('admin', 'stranger', True) is True
 
 
 def test_counter_resets_after_quiet_period_and_success(clock):
     locks = _lockout(clock, threshold=3, duration=30, reset_after=10)
-    locks.attempt('admin', False)
-    locks.attempt('admin', False)
+    locks.attempt('admin', 'c', False)
+    locks.attempt('admin', 'c', False)
     clock[0] += 11
-    locks.attempt('admin', False)
-    locks.attempt('admin', False)
-    assert locks.attempt('admin', True) is True       # 2 in a row only
-    locks.attempt('admin', False)
-    locks.attempt('admin', False)
-    assert locks.attempt('admin', True) is True       # reset by success
+    locks.attempt('admin', 'c', False)
+    locks.attempt('admin', 'c', False)
+    assert locks.attempt('admin', 'c', True) is True  # 2 in a row only
+    locks.attempt('admin', 'c', False)
+    locks.attempt('admin', 'c', False)
+    assert locks.attempt('admin', 'c', True) is True  # reset by success
     writes = locks.cluster.calls
     clock[0] += 2
-    assert locks.attempt('admin', True) is True
+    assert locks.attempt('admin', 'c', True) is True
     assert locks.cluster.calls == writes + 1          # one read, no write
+
+
+def test_the_account_wide_count_spares_the_clients_that_logged_in(clock):
+    locks = _lockout(clock, threshold=2, duration=30, reset_after=30,
+                     all_clients=4)
+    assert locks.attempt('admin', 'owner', True) is True
+    for client in ('a', 'a', 'b', 'c'):                # 4 from 3 clients
+        assert locks.attempt('admin', client, False) is False
+        assert locks.attempt('admin', 'owner', True) is True
+    # Locked to every client that never logged in: no more guesses.
+    assert locks.attempt('admin', 'd', True) is False
+    assert locks.attempt('admin', 'c', True) is False
+    writes = len(locks.cluster.patches)
+    assert locks.attempt('admin', 'e', False) is False
+    assert len(locks.cluster.patches) == writes
+    assert locks.attempt('admin', 'owner', True) is True
+    assert locks.attempt('other', 'd', True) is True  # other accounts
+    # The owner's own failures still lock the owner out.
+    for _ in range(2):
+        assert locks.attempt('admin', 'owner', False) is False
+    assert locks.attempt('admin', 'owner', True) is False
+    clock[0] += 31
+    assert locks.attempt('admin', 'd', True) is True
+
+
+def test_the_owner_logging_in_does_not_reset_the_account_count(clock):
+    locks = _lockout(clock, threshold=5, duration=60, reset_after=60,
+                     all_clients=6)
+    for index in range(6):
+        assert locks.attempt('admin', 'owner', True) is True
+        assert locks.attempt('admin', 'guesser-%d' % index, False) is False
+    assert locks.attempt('admin', 'guesser-new', True) is False
+
+
+def test_good_clients_are_bounded(clock):
+    locks = _lockout(clock, threshold=1, duration=30, reset_after=30)
+    for index in range(lockout.GOOD + 5):
+        assert locks.attempt('admin', 'c%d' % index, True) is True
+    entry = locks._entry('admin')
+    assert entry['good'] == ['c%d' % i for i in range(5, lockout.GOOD + 5)]
 
 
 def test_two_processes_share_the_count(clock):
     cluster = FakeCluster()
     one, two = (_lockout(clock, cluster, threshold=2, duration=30,
                          reset_after=30) for _ in range(2))
-    assert one.attempt('admin', False) is False
-    assert two.attempt('admin', False) is False       # stale copy: conflict
+    assert one.attempt('admin', 'c', False) is False
+    assert two.attempt('admin', 'c', False) is False  # stale copy: conflict
     clock[0] += lockout.REFRESH
-    assert one.attempt('admin', True) is False
+    assert one.attempt('admin', 'c', True) is False
+    assert one.attempt('admin', 'd', True) is True
+
+
+def test_a_state_of_another_format_is_ignored(clock):
+    cluster = FakeCluster()
+    cluster.create_secret('default', {'metadata': {'name': lockout.NAME},
+                                      'data': {lockout.DATA: base64.b64encode(
+                                          b'{"admin": [9, 1000, 99999]}'
+                                      ).decode()}})
+    locks = _lockout(clock, cluster, threshold=2, duration=30,
+                     reset_after=30)
+    assert locks.attempt('admin', 'c', True) is True
 
 
 def test_disabled_writes_nothing(clock):
     locks = _lockout(clock, threshold=0)
     for _ in range(10):
-        assert locks.attempt('admin', False) is False
-    assert locks.attempt('admin', True) is True
+        assert locks.attempt('admin', 'c', False) is False
+    assert locks.attempt('admin', 'c', True) is True
     assert locks.cluster.calls == 0
 
 
 @pytest.mark.parametrize('settings', [
     {config.LOCKOUT_THRESHOLD_KEY: -1}, {config.LOCKOUT_DURATION_KEY: 'x'},
     {config.LOCKOUT_DURATION_KEY: 10,
-     config.LOCKOUT_RESET_KEY: 20}])
+     config.LOCKOUT_RESET_KEY: 20},
+    {config.LOCKOUT_ALL_CLIENTS_KEY: 4}, {config.LOCKOUT_ALL_CLIENTS_KEY: -1},
+    {config.LOCKOUT_THRESHOLD_KEY: 3, config.LOCKOUT_ALL_CLIENTS_KEY: 2}])
 def test_bad_lockout_settings_name_the_key(settings):
     with pytest.raises(config.ConfigError, match='LOCKOUT'):
         lockout.policy(settings)
 
 
+def test_the_account_wide_threshold_defaults_to_four_times_the_threshold():
+    assert lockout.policy({}).all_clients == 20
+    assert lockout.policy({config.LOCKOUT_THRESHOLD_KEY: 30}
+                          ).all_clients == 120
+
+
 def test_throttle_refuses_past_the_burst_and_forgets(clock):
     limiter = throttle.Throttle(throttle.Policy(rate=0.5, burst=2), size=3,
                                 clock=lambda: clock[0])
-    assert limiter.retry_after('a') == 0
-    limiter.failed('a')
-    limiter.failed('a')
-    assert limiter.retry_after('a') == 2
-    assert limiter.retry_after('b') == 0
+    assert limiter.take('a') == 0
+    assert limiter.take('a') == 0
+    assert limiter.take('a') == 2
+    assert limiter.take('b') == 0
+    limiter.give_back('b')                            # a successful check
     clock[0] += 2
-    assert limiter.retry_after('a') == 0
-    for client in 'bcde':
-        limiter.failed(client)
+    assert limiter.take('a') == 0
+    assert limiter.take('a') == 2
+    for key in 'bcde':
+        limiter.take(key)
     assert len(limiter._buckets) <= 3
 
 
@@ -122,5 +187,28 @@ class _Down(FakeCluster):
 def test_an_unreachable_api_server_leaves_the_passwords_checked(clock):
     locks = _lockout(clock, _Down(), threshold=1, duration=30,
                      reset_after=30)
-    assert locks.attempt('admin', False) is False
-    assert locks.attempt('admin', True) is True
+    assert locks.attempt('admin', 'c', False) is False
+    assert locks.attempt('admin', 'c', True) is True
+
+
+class _Unplugged(FakeCluster):
+    down = False
+
+    def get_secret(self, namespace, name):
+        if self.down:
+            raise apierrors.Unavailable('down')
+        return super().get_secret(namespace, name)
+
+
+def test_while_unreachable_the_last_state_read_applies(clock):
+    cluster = _Unplugged()
+    locks = _lockout(clock, cluster, threshold=1, duration=30,
+                     reset_after=30)
+    assert locks.attempt('admin', 'stranger', False) is False
+    cluster.down = True
+    clock[0] += lockout.REFRESH
+    version = cluster.version
+    assert locks.attempt('admin', 'stranger', True) is False
+    assert locks.attempt('admin', 'owner', True) is True
+    assert locks.attempt('admin', 'owner', False) is False
+    assert cluster.version == version                 # nothing written

@@ -19,7 +19,9 @@ import bcrypt
 import pytest
 
 from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import attempts
 from sushy_kubevirt.accounts import secretaccounts
+from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 
@@ -119,12 +121,14 @@ def test_a_successful_check_is_remembered_per_version(monkeypatch):
 
 def test_a_lockout_counts_the_attempts_of_accounts():
     seen = []
-    lockout = types.SimpleNamespace(
-        attempt=lambda user, ok: seen.append((user, ok)) or False)
+    lockout = types.SimpleNamespace(attempt=lambda user, client, ok: (
+        seen.append((user, client, ok)) or False))
+    guard = attempts.Guard('c', throttle.Throttle(throttle.Policy()),
+                           lockout)
     accounts = store(FakeCache(secret(accountsfile.Account('a', 'ReadOnly'))))
-    assert not accounts.verify('a', b'password-1', lockout)
-    assert not accounts.verify('b', b'password-1', lockout)
-    assert seen == [('a', True)]
+    assert not accounts.verify('a', b'password-1', guard)
+    assert not accounts.verify('b', b'password-1', guard)
+    assert seen == [('a', 'c', True)]
 
 
 def test_an_update_tests_the_version_and_retries_from_a_live_read():

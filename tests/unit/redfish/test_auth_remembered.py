@@ -13,7 +13,10 @@
 """Accepted Basic credentials skip bcrypt until the auth file changes."""
 
 import bcrypt
+import pytest
 
+from sushy_kubevirt.accounts import attempts
+from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt.redfish import auth
 
 
@@ -21,8 +24,8 @@ class Locked:
     def __init__(self):
         self.attempts = []
 
-    def attempt(self, user, correct):
-        self.attempts.append((user, correct))
+    def attempt(self, user, client, correct):
+        self.attempts.append((user, client, correct))
         return False
 
 
@@ -45,10 +48,38 @@ def test_remembered_until_the_entry_changes(tmp_path, monkeypatch):
     assert len(checks) == 2
 
     locked = Locked()
-    assert auth.verify(str(path), 'admin', b'pw', locked) is False
-    assert locked.attempts == [('admin', True)] and len(checks) == 2
+    guard = attempts.Guard('c', throttle.Throttle(throttle.Policy()), locked)
+    assert auth.verify(str(path), 'admin', b'pw', guard) is False
+    assert locked.attempts == [('admin', 'c', True)] and len(checks) == 2
 
     _entry(path, b'new')   # the password changed: the old one is refused
     assert auth.verify(str(path), 'admin', b'pw') is False
     assert auth.verify(str(path), 'admin', b'new') is True
     assert len(checks) == 4
+
+
+def test_only_unknown_credentials_are_throttled(tmp_path, monkeypatch):
+    checks = []
+    checkpw = bcrypt.checkpw
+    monkeypatch.setattr(auth.bcrypt, 'checkpw', lambda *args: checks.append(
+        args) or checkpw(*args))
+    path = tmp_path / 'htpasswd'
+    path.write_text(''.join('%s:%s\n' % (user, bcrypt.hashpw(
+        b'pw', bcrypt.gensalt(4)).decode()) for user in ('admin', 'other')))
+    guard = attempts.Guard('c', throttle.Throttle(throttle.Policy(
+        rate=0.001, burst=2)))
+    assert auth.verify(str(path), 'admin', b'pw', guard) is True
+    for _ in range(2):
+        assert auth.verify(str(path), 'other', b'wrong', guard) is False
+    with pytest.raises(attempts.Throttled):
+        auth.verify(str(path), 'other', b'pw', guard)
+    for _ in range(2):                  # user names that are no account
+        assert auth.verify(str(path), 'nobody', b'pw', guard) is False
+    with pytest.raises(attempts.Throttled):
+        auth.verify(str(path), 'nobody-else', b'pw', guard)
+    checked = len(checks)
+    assert auth.verify(str(path), 'admin', b'pw', guard) is True   # known
+    assert len(checks) == checked
+    for _ in range(2):      # a check of its own account, successful or not
+        assert auth.verify(str(path), 'admin', b'pw2', guard) is False
+    assert auth.verify(str(path), 'admin', b'pw', guard) is True
