@@ -14,7 +14,9 @@
 
 An in-process emulator (lockout on, throttle out of the way) and, where a
 test needs other settings, a replica process on the same simulator: the
-lockout state and the sessions are shared through Kubernetes.
+lockout state and the sessions are shared through Kubernetes. All
+requests come from one client (127.0.0.1) unless a test says otherwise;
+test_login_defences has the clients that others' failures must not hurt.
 """
 
 import base64
@@ -137,7 +139,8 @@ def test_nested_json_is_malformed_json(emulator, machine, method, path):
         _refused(answer, 400, 'MalformedJSON')
 
 
-def test_lockout_holds_across_replicas(sim, emulator, auth_file, tmp_path):
+def test_a_client_locked_out_is_refused_by_every_replica(
+        sim, emulator, auth_file, tmp_path):
     url = emulator.url
     wrong = _refused(_login(url, 'victim', 'wrong'), 401, 'NoValidSession')
     for _ in range(THRESHOLD - 1):
@@ -195,23 +198,34 @@ def _get_from(url, source, headers):
         conn.close()
 
 
-def test_failing_clients_are_throttled(sim, auth_file, tmp_path):
+def test_failed_checks_are_throttled_not_clients(sim, auth_file, tmp_path):
     burst = 5
     with _replica(sim, tmp_path, auth_file,
                   SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_BURST=burst,
                   SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_RATE=0.5,
                   SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD=0
                   ) as url:
+        known = _basic('admin', PASSWORD)
+        assert requests.get(url + SYSTEMS, timeout=30, headers=known
+                            ).status_code == 200
         codes = [requests.get(url + SYSTEMS, timeout=30, headers=_basic(
             'throttled', 'guess-%d' % i)).status_code for i in range(20)]
         assert codes == [401] * burst + [429] * (20 - burst), codes
+        # Credentials not known good wait for the client's budget for
+        # the account, the right password too: no check is made.
         answer = requests.get(url + SYSTEMS, timeout=30,
                               headers=_basic('throttled', PASSWORD))
         _refused(answer, 429, 'ServiceTemporarilyUnavailable')
         assert 1 <= int(answer.headers['Retry-After']) <= 2
         _refused(_login(url, 'throttled'), 429,
                  'ServiceTemporarilyUnavailable')
-        # Another client is not held back.
+        # Known-good credentials and other accounts are not held back,
+        # nor is another client.
+        assert requests.get(url + SYSTEMS, timeout=30, headers=known
+                            ).status_code == 200
+        assert _login(url, 'admin').status_code == 201
+        assert requests.get(url + SYSTEMS, timeout=30, headers=_basic(
+            'other', PASSWORD)).status_code == 200
         assert _get_from(url, '127.0.0.2', _basic('throttled', PASSWORD)
                          )[0] == 200
         harness.wait_until(lambda: requests.get(
