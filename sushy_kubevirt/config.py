@@ -121,6 +121,9 @@ class Vmedia:
     #: Seconds a tray DataVolume its VM does not use is left before it is
     #: deleted (an InsertMedia cut between its two writes); 0: never.
     orphan_grace: float = 10.0
+    #: Seconds between two lists of the tray Secrets (by label, one per
+    #: namespace), which find the Secrets no DataVolume uses.
+    orphan_sweep: float = 300.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -344,6 +347,8 @@ def _vmedia(config):
         denied_hosts=_hosts(config, key('denied_hosts')) or (),
         orphan_grace=float(_number(config, key('orphan_grace'), (int, float),
                                    defaults.orphan_grace, strict=False)),
+        orphan_sweep=float(_number(config, key('orphan_sweep'), (int, float),
+                                   defaults.orphan_sweep)),
     )
 
 
