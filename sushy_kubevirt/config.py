@@ -121,8 +121,7 @@ class Vmedia:
     #: Seconds a tray DataVolume its VM does not use is left before it is
     #: deleted (an InsertMedia cut between its two writes); 0: never.
     orphan_grace: float = 10.0
-    #: Seconds between two lists of the tray Secrets (by label, one per
-    #: namespace), which find the Secrets no DataVolume uses.
+    #: Seconds between two lists of the tray Secrets no DataVolume uses.
     orphan_sweep: float = 300.0
 
 
