@@ -34,17 +34,29 @@ class TokenBucket:
         self._tokens = float(burst)
         self._last = clock()
 
+    def _refill(self):
+        now = self._clock()
+        self._tokens = min(float(self.burst),
+                           self._tokens + (now - self._last) * self.qps)
+        self._last = now
+
     def reserve(self):
         """Take one token; return how long the caller must wait first."""
         with self._lock:
-            now = self._clock()
-            self._tokens = min(float(self.burst),
-                               self._tokens + (now - self._last) * self.qps)
-            self._last = now
+            self._refill()
             self._tokens -= 1.0
             if self._tokens >= 0:
                 return 0.0
             return -self._tokens / self.qps
+
+    def take(self):
+        """Take one token if one is saved; whether one was (never waits)."""
+        with self._lock:
+            self._refill()
+            if self._tokens < 1.0:
+                return False
+            self._tokens -= 1.0
+            return True
 
     def acquire(self):
         """Block until a token is available; return the seconds waited."""

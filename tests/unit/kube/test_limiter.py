@@ -52,6 +52,17 @@ def test_waiters_queue_in_order():
     assert bucket.reserve() == 1.0
 
 
+def test_take_never_waits_nor_queues():
+    clock = FakeClock()
+    bucket = limiter.TokenBucket(0.5, 2, clock=clock, sleep=clock.sleep)
+    assert [bucket.take() for _ in range(3)] == [True, True, False]
+    clock.now += 1.5
+    assert [bucket.take() for _ in range(2)] == [False, False]
+    clock.now += 0.5
+    assert bucket.take() and not bucket.take()
+    assert clock.slept == []
+
+
 def test_rejects_bad_settings():
     for qps, burst in ((0, 1), (1, 0)):
         try:
