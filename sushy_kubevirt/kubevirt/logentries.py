@@ -16,10 +16,12 @@ A System's log is the Events whose ``involvedObject`` is its VM, its VMI
 the emulator writes itself, labelled :data:`LABEL`. ``ClearLog`` writes a
 marker Event (reason :data:`CLEARED`, reported by :data:`COMPONENT`): the
 entries of a log are the Events newer than its newest marker, marker
-included, the newest :data:`MAX_ENTRIES` of them.
+included, the newest :data:`MAX_ENTRIES` of them. An Event that counts
+more than one occurrence says how many in its entry's message.
 """
 
 import datetime
+import hashlib
 import re
 
 from sushy_kubevirt.kubevirt import fields
@@ -32,6 +34,8 @@ KINDS = ('VirtualMachine', 'VirtualMachineInstance', 'DataVolume')
 COMPONENT = 'sushy-kubevirt'
 #: The label of the security log's Events (value ``true``).
 LABEL = 'sushy-kubevirt.io/security-log'
+#: The annotation of a security log Event: the clients it counts.
+CLIENTS = 'sushy-kubevirt.io/clients'
 #: The reason of the marker a ClearLog writes.
 CLEARED = 'RedfishLogCleared'
 #: Most entries a log shows (the newest).
@@ -51,6 +55,9 @@ def slim(event):
     kept = {k: meta[k] for k in ('name', 'namespace', 'uid', 'labels',
                                  'resourceVersion', 'creationTimestamp')
             if k in meta}
+    clients = (meta.get('annotations') or {}).get(CLIENTS)
+    if clients is not None:
+        kept['annotations'] = {CLIENTS: clients}
     involved = event.get('involvedObject') or {}
     body = {k: event[k] for k in ('reason', 'message', 'type', 'eventTime',
                                   'lastTimestamp', 'firstTimestamp',
@@ -62,9 +69,10 @@ def slim(event):
     component = fields.get(event, 'source', 'component')
     if component:
         body['source'] = {'component': component}
-    last = fields.get(event, 'series', 'lastObservedTime')
-    if last:
-        body['series'] = {'lastObservedTime': last}
+    series = {k: v for k, v in (event.get('series') or {}).items()
+              if k in ('lastObservedTime', 'count')}
+    if series:
+        body['series'] = series
     return body
 
 
@@ -193,10 +201,39 @@ def severity(event):
     return 'Warning' if event.get('type') == 'Warning' else 'OK'
 
 
+def count(event):
+    """How many occurrences the Event counts: its series', else its own."""
+    for value in (fields.get(event, 'series', 'count'), event.get('count')):
+        if isinstance(value, int) and not isinstance(value, bool) and \
+                value > 0:
+            return value
+    return 1
+
+
+def _occurrences(event, times):
+    words = ['%d times' % times]
+    clients = (fields.get(event, 'metadata', 'annotations') or {}).get(
+        CLIENTS) or ''
+    if clients.isdigit():
+        words.append('from %s client%s' % (clients, '' if clients == '1'
+                                           else 's'))
+    first = _parse(event.get('firstTimestamp'))
+    if first is not None:
+        words.append('since ' + iso(first))
+    return ' '.join(words)
+
+
 def message(event):
-    """``reason: message`` (either alone when the other is empty)."""
+    """``reason: message`` (either alone when the other is empty).
+
+    An Event of several occurrences adds ``(N times from C clients since
+    <its first>)``, the clients only where the emulator counted them.
+    """
     parts = [p for p in (event.get('reason'), event.get('message')) if p]
-    return ': '.join(parts)
+    text = ': '.join(parts)
+    times = count(event)
+    return text + ' (%s)' % _occurrences(event, times) if times > 1 \
+        else text
 
 
 def message_id(event):
@@ -231,6 +268,63 @@ def _name_stamp(moment):
     return moment.strftime('%Y%m%d%H%M%S%f')
 
 
+def _stamp(moment):
+    return iso(moment).replace('+00:00', 'Z')
+
+
+def aggregate_name(involved_name, reason, account, window):
+    """The name of the Event counting ``reason`` for ``account``.
+
+    :param window: an aware datetime, the start of the window it counts:
+        any process derives the same name for the same three.
+    """
+    digest = hashlib.sha256(('%s\0%s' % (reason, account)).encode(
+        'utf-8', 'surrogatepass')).hexdigest()[:16]
+    return '%s.%s.%s' % (involved_name[:200],
+                         window.astimezone(datetime.timezone.utc).strftime(
+                             '%Y%m%d%H%M'), digest)
+
+
+def counted(body, name, first, times, clients):
+    """``body`` (:func:`record`, at the last occurrence) as Event ``name``.
+
+    It counts ``times`` occurrences since ``first`` (an aware datetime)
+    from ``clients`` distinct clients.
+    """
+    meta = {k: v for k, v in body['metadata'].items()
+            if k != 'generateName'}
+    meta.update(name=name, annotations={CLIENTS: str(clients)})
+    return dict(body, metadata=meta, count=times,
+                firstTimestamp=_stamp(first))
+
+
+def recount(event, times, clients, last):
+    """The JSON patch adding occurrences to ``event`` (as last read).
+
+    ``times`` occurrences from ``clients`` more clients, the last at
+    ``last`` (an aware datetime; the Event's own time if later). It tests
+    the resourceVersion read: it applies only if no one wrote since.
+    """
+    annotations = fields.get(event, 'metadata', 'annotations') or {}
+    before = annotations.get(CLIENTS) or ''
+    total = str((int(before) if before.isdigit() else 0) + clients)
+    operations = [
+        {'op': 'test', 'path': '/metadata/resourceVersion',
+         'value': event['metadata']['resourceVersion']},
+        {'op': 'add', 'path': '/count',
+         'value': (event.get('count') or 0) + times},
+        {'op': 'add', 'path': '/lastTimestamp',
+         'value': _stamp(max(when(event), last))}]
+    if annotations:
+        operations.append({'op': 'add', 'path': '/metadata/annotations/'
+                           + CLIENTS.replace('~', '~0').replace('/', '~1'),
+                           'value': total})
+    else:
+        operations.append({'op': 'add', 'path': '/metadata/annotations',
+                           'value': {CLIENTS: total}})
+    return operations
+
+
 def record(namespace, involved, reason, text, now, instance='',
            labels=None):
     """The body of an Event the emulator writes (to POST).
@@ -239,7 +333,7 @@ def record(namespace, involved, reason, text, now, instance='',
     :param now: an aware datetime: its time.
     :param instance: ``reportingInstance`` (e.g. the host and process).
     """
-    stamp = iso(now).replace('+00:00', 'Z')
+    stamp = _stamp(now)
     meta = {'generateName': '%s.%s.' % (
         (involved.get('name') or COMPONENT)[:200], _name_stamp(now)),
         'namespace': namespace}

@@ -39,9 +39,12 @@ def test_slim_keeps_what_an_entry_needs():
     assert slim['involvedObject'] == {'kind': 'VirtualMachine',
                                       'name': 'vm1', 'namespace': 'ns'}
     assert slim['source'] == {'component': 'virt-controller'}
-    assert slim['series'] == {'lastObservedTime': 'T'}
+    assert slim['series'] == {'lastObservedTime': 'T', 'count': 3}
     assert logentries.entry(slim, '/c') == logentries.entry(
-        event('u1', series={'lastObservedTime': 'T'}), '/c')
+        event('u1', series={'lastObservedTime': 'T', 'count': 3}), '/c')
+    kept = logentries.slim(event('u2', metadata={'uid': 'u2', 'annotations': {
+        logentries.CLIENTS: '4', 'other': 'x' * 1000}}))
+    assert kept['metadata']['annotations'] == {logentries.CLIENTS: '4'}
 
 
 def test_index_key():
@@ -169,3 +172,62 @@ def test_record_body():
     assert body['reportingComponent'] == logentries.COMPONENT
     assert logentries.entry(dict(body, metadata={'uid': 'u'}), '/c')[
         'Created'] == '2026-03-04T05:06:07+00:00'
+
+
+def test_an_event_of_several_occurrences_says_how_many():
+    assert logentries.message(event('a', count=1)) == 'Started: msg a'
+    assert logentries.message(event(
+        'a', count=3, firstTimestamp='2026-01-02T03:00:00Z')) == \
+        'Started: msg a (3 times since 2026-01-02T03:00:00+00:00)'
+    assert logentries.message(event(
+        'a', count=1, series={'count': 5, 'lastObservedTime': 'T'})) == \
+        'Started: msg a (5 times)'
+    counted = event('a', count=1000, metadata={
+        'uid': 'a', 'annotations': {logentries.CLIENTS: '49'}})
+    assert logentries.message(counted) == \
+        'Started: msg a (1000 times from 49 clients)'
+    for odd in (True, -2, '7', None):
+        assert logentries.message(event('a', count=odd)) == 'Started: msg a'
+
+
+def test_counted_records_are_named_by_reason_account_and_window():
+    window = datetime.datetime(2026, 3, 4, 5, 0, tzinfo=UTC)
+    name = logentries.aggregate_name('log', 'LoginFailed', 'admin', window)
+    assert name.startswith('log.202603040500.') and len(name) == 33
+    assert name == logentries.aggregate_name(
+        'log', 'LoginFailed', 'admin', window.astimezone(
+            datetime.timezone(datetime.timedelta(hours=2))))
+    assert len({name, logentries.aggregate_name(
+        'log', 'LoginFailed', 'other', window), logentries.aggregate_name(
+        'log', 'SessionCreated', 'admin', window), logentries.aggregate_name(
+        'log', 'LoginFailed', 'admin', window + datetime.timedelta(
+            minutes=10))}) == 4
+    first = datetime.datetime(2026, 3, 4, 5, 1, 2, tzinfo=UTC)
+    body = logentries.counted(logentries.record(
+        'ns', {'kind': 'Secret', 'name': 'log', 'namespace': 'ns'},
+        'LoginFailed', 'refused', first + datetime.timedelta(seconds=9)),
+        name, first, 7, 3)
+    assert body['metadata'] == {'name': name, 'namespace': 'ns',
+                                'annotations': {logentries.CLIENTS: '3'}}
+    assert (body['count'], body['firstTimestamp'], body['lastTimestamp']) \
+        == (7, '2026-03-04T05:01:02Z', '2026-03-04T05:01:11Z')
+
+
+def test_recount_adds_to_what_was_read_and_tests_its_version():
+    read = {'metadata': {'resourceVersion': '41', 'annotations': {
+        logentries.CLIENTS: '3'}}, 'count': 7,
+        'lastTimestamp': '2026-03-04T05:01:11Z'}
+    later = datetime.datetime(2026, 3, 4, 5, 2, tzinfo=UTC)
+    assert logentries.recount(read, 5, 2, later) == [
+        {'op': 'test', 'path': '/metadata/resourceVersion', 'value': '41'},
+        {'op': 'add', 'path': '/count', 'value': 12},
+        {'op': 'add', 'path': '/lastTimestamp',
+         'value': '2026-03-04T05:02:00Z'},
+        {'op': 'add', 'path': '/metadata/annotations/sushy-kubevirt.io~1'
+         'clients', 'value': '5'}]
+    # an earlier occurrence keeps the later time; no annotations yet
+    del read['metadata']['annotations']
+    ops = logentries.recount(read, 1, 0, later.replace(minute=0))
+    assert ops[2]['value'] == '2026-03-04T05:01:11Z'
+    assert ops[3] == {'op': 'add', 'path': '/metadata/annotations',
+                      'value': {logentries.CLIENTS: '0'}}
