@@ -82,6 +82,8 @@ class Guard:
         self.client = client
         self.throttle = throttle
         self.lockout = lockout
+        #: The account of the last check (None: a name that is no account).
+        self.account = None
 
     def admit(self, account):
         """Take a check of ``account`` (None: no account) from the budget.
@@ -127,6 +129,8 @@ def verify(known, guard, account, parts, check):
     :raises Throttled: a check was needed and the budget is spent.
     """
     key = known.key(*parts)
+    if guard is not None:
+        guard.account = account
     if account is not None and key in known:
         return guard is None or guard.settle(account, True, False)
     if guard is not None:

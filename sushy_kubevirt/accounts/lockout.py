@@ -231,7 +231,8 @@ class Lockout:
             securitylog.note(self.cluster, self.namespace,
                              'AccountLockedOut', 'Account %r locked for %d '
                              's to %s after %d failed logins' % (
-                                 user[:64], p.duration, whom, count))
+                                 user[:64], p.duration, whom, count),
+                             user, client)
 
     def _write(self, user, change):
         try:

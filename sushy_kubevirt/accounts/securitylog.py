@@ -11,13 +11,14 @@
 # under the License.
 """The security log: logins, refused logins, lockouts, refused privileges.
 
-Each record is a core Kubernetes Event the emulator POSTs in the sessions'
-namespace (:func:`note`), labelled
-:data:`~sushy_kubevirt.kubevirt.logentries.LABEL` and about the fixed
-object :data:`INVOLVED`; every process reads them from its own watch of
+Each record is a core Kubernetes Event in the sessions' namespace,
+labelled :data:`~sushy_kubevirt.kubevirt.logentries.LABEL` and about the
+fixed object :data:`INVOLVED_NAME`: one per reason, account and window of
+ten minutes, counting its occurrences (:func:`note`, written as
+:mod:`.recorder` tells). Every process reads them from its own watch of
 those labelled Events, so every worker serves the same log, and the API
 server's Event TTL (one hour by default) bounds it. A record that cannot
-be written is logged and dropped: it never fails the request.
+be written is logged and counted: it never fails the request.
 """
 
 import datetime
@@ -26,6 +27,7 @@ import os
 import socket
 
 from sushy_kubevirt.accounts import labelwatch
+from sushy_kubevirt.accounts import recorder
 from sushy_kubevirt.kube import resources
 from sushy_kubevirt.kubevirt import logentries
 
@@ -37,6 +39,10 @@ INVOLVED_NAME = 'sushy-kubevirt-security-log'
 def involved(namespace):
     return {'apiVersion': 'v1', 'kind': 'Secret', 'name': INVOLVED_NAME,
             'namespace': namespace}
+
+
+def _instance():
+    return '%s/%d' % (socket.gethostname(), os.getpid())
 
 
 class SecurityLog:
@@ -60,7 +66,9 @@ class SecurityLog:
         return self._watch().synced(wait)[1].list()
 
     def write(self, reason, text):
-        """POST a record; overlaid on this process's cache.
+        """POST a record of its own (a ClearLog's marker), not counted.
+
+        Overlaid on this process's cache.
 
         :raises apierrors.ApiError: it could not be written.
         """
@@ -68,9 +76,13 @@ class SecurityLog:
         body = logentries.record(
             self.namespace, involved(self.namespace), reason, text,
             datetime.datetime.now(datetime.timezone.utc),
-            instance='%s/%d' % (socket.gethostname(), os.getpid()),
-            labels={logentries.LABEL: 'true'})
+            instance=_instance(), labels={logentries.LABEL: 'true'})
         cache.note_write(live.create(resources.EVENT, self.namespace, body))
+
+    def recorder(self):
+        """This process's :class:`~.recorder.Recorder` of the records."""
+        return recorder.shared(self._watch(), self.namespace,
+                               involved(self.namespace), _instance())
 
 
 def shared(cluster, namespace):
@@ -78,15 +90,21 @@ def shared(cluster, namespace):
     return SecurityLog(cluster, namespace)
 
 
-def note(cluster, namespace, reason, text):
-    """Record ``reason`` (a key of :data:`logentries.SECURITY`); never raises.
+def note(cluster, namespace, reason, text, account=None, client=None):
+    """Count ``reason`` (a key of :data:`logentries.SECURITY`); never raises.
+
+    :param text: the message, if it is the first of its record.
+    :param account: the account it is about; None: a user name that is
+        no account, or none.
+    :param client: the client's address (or what a trusted proxy named).
 
     ``cluster`` None (no Kubernetes behind the emulator) records nothing.
     """
     if cluster is None:
         return
     try:
-        shared(cluster, namespace).write(reason, text)
+        shared(cluster, namespace).recorder().note(reason, text, account,
+                                                   client)
     except Exception as exc:   # a record never fails the request
         LOG.warning('Cannot write the security log record %s: %s', reason,
                     exc)

@@ -39,6 +39,7 @@ import flask
 from sushy_tools import error
 
 from sushy_kubevirt.accounts import accountsfile
+from sushy_kubevirt.accounts import clients
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import securitylog
@@ -100,10 +101,13 @@ def _refuse(app, account, what):
     systems = base.systems_driver(app, 'sessions')
     store = systems.sessions() if systems is not None else None
     if store is not None:
+        client = clients.real(request.environ,
+                              store.policy.trusted_proxies)
         securitylog.note(store.cluster, store.namespace, 'PrivilegeRefused',
-                         'Refused %s %s to %s (%s): needs %s' % (
+                         'Refused %s %s to %s (%s) from %s: needs %s' % (
                              request.method, request.path, account.name,
-                             account.role, what))
+                             account.role, client or 'unknown', what),
+                         account.name, client)
     raise messages.RedfishError(
         'InsufficientPrivilege', code=403,
         detail='%s (%s) may not do this: it needs %s'

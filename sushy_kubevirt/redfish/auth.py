@@ -232,7 +232,8 @@ class Middleware(main.RedfishAuthMiddleware):
         if refusal.status_code == 401 and who:
             securitylog.note(store.cluster, store.namespace, 'LoginFailed',
                              'Refused %s from %s' % (
-                                 who, guard.client or 'unknown'))
+                                 who, guard.client or 'unknown'),
+                             guard.account, guard.client)
         return refusal(environ, start_response)
 
     def _authenticate(self, environ, auth_file, store, guard):

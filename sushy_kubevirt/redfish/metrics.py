@@ -12,16 +12,18 @@
 
 """``/metrics``: the systems driver's Prometheus text.
 
-Not a Redfish resource: the watch cache's and the API calls' counters
-for a Prometheus scraper. 404 for drivers that export none. They count
-every namespace served, so reading them needs ConfigureManager, as the
-Manager's own settings do.
+Not a Redfish resource: the watch cache's and the API calls' counters,
+and what became of the security log's records, for a Prometheus
+scraper. 404 for drivers that export none. They count every namespace
+served, so reading them needs ConfigureManager, as the Manager's own
+settings do.
 """
 
 import flask
 from sushy_tools import error
 
 from sushy_kubevirt.accounts import privileges
+from sushy_kubevirt.accounts import recorder
 from sushy_kubevirt.redfish import base
 
 CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
@@ -29,9 +31,13 @@ CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8'
 
 @base.route('/metrics', GET=privileges.CONFIGURE_MANAGER)
 def metrics():
-    """The systems driver's ``metrics_text()``; 404 for other drivers."""
+    """The systems driver's ``metrics_text()`` and the security log's.
+
+    404 for other drivers.
+    """
     systems = base.systems_driver(flask.current_app, 'metrics_text')
     if systems is None:
         raise error.NotFound(
             'No metrics: the configured systems driver exports none')
-    return flask.Response(systems.metrics_text(), content_type=CONTENT_TYPE)
+    return flask.Response(systems.metrics_text() + recorder.metrics_text(),
+                          content_type=CONTENT_TYPE)

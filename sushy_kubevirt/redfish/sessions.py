@@ -101,7 +101,8 @@ def session_service():
 def _refused(store, guard, detail, user):
     securitylog.note(store.cluster, store.namespace, 'LoginFailed',
                      'Login refused for user %r from %s: %s' % (
-                         str(user)[:64], guard.client or 'unknown', detail))
+                         str(user)[:64], guard.client or 'unknown', detail),
+                     guard.account, guard.client)
     return messages.RedfishError('NoValidSession', code=401, detail=detail,
                                  headers={'WWW-Authenticate': auth.CHALLENGE})
 
@@ -154,7 +155,8 @@ def _checked_login(store, guard):
     app.logger.info('Session %s created for user %r', session.id, user)
     securitylog.note(store.cluster, store.namespace, 'SessionCreated',
                      'User %r logged in from %s (session %s)' % (
-                         user, guard.client or 'unknown', session.id))
+                         user, guard.client or 'unknown', session.id),
+                     user, guard.client)
     location = '%s/%s' % (root.SESSIONS, session.id)
     response = flask.jsonify(resource(session, root.SESSIONS))
     response.status_code = 201
