@@ -21,7 +21,8 @@ answer with kube-apiserver's filter order: authentication (401), then
 priority and fairness (429), then authorization (403), then the handler
 (``routing.handle``, or ``watch.serve`` for a watch). Fault rules
 (latency, forced status) run inside the APF window, so a delayed request
-counts as in flight. Every request is put in the request log before its
+counts as in flight; a lost answer (``lose_answer``) is decided once the
+request succeeded. Every request is put in the request log before its
 last bytes leave.
 """
 
@@ -253,6 +254,20 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             # No-op when logged already; 499: gone before any response.
             self.record(200 if self.begun else 499)
 
+    def _lose(self, code, params):
+        """Lose the answer of a request applied (a ``lose_answer`` fault).
+
+        Logged with the status it had; the connection is cut, or
+        ``params['code']`` answered instead.
+        """
+        self.entry['error'] = 'answer lost (fault)'
+        if params.get('code') is None:
+            self.record(code)
+            self.abort()
+            return
+        self._send_error(apistatus.from_code(params['code'],
+                                             params.get('message')))
+
     def _dispatch(self, req, body):
         api = self.api
         faults = api.sim.faults
@@ -284,8 +299,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
                     watch.serve(self, req)
                     return
                 code, doc = routing.handle(api, req, body, self.headers)
+                lost = faults.lost_answer(req.method, req.path, req.query)
             finally:
                 release()
+            if lost is not None:
+                self._lose(code, lost)
+                return
         except routing.PlainNotFound:
             self._send(404, NOT_FOUND_TEXT, 'text/plain; charset=utf-8')
             return

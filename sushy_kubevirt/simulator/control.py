@@ -98,6 +98,12 @@ def _check(body):
         if value is not None and (not isinstance(value, int) or
                                   isinstance(value, bool) or value < 0):
             raise BadRequest('%s must be a non-negative integer' % key)
+    if body.get('action') == 'lose_answer' and body.get('code') is not None \
+            and not 400 <= body['code'] <= 599:
+        raise BadRequest('code must be an error status (400-599)')
+    if body.get('message') is not None and \
+            not isinstance(body['message'], str):
+        raise BadRequest('message must be a string')
     seconds = body.get('seconds')
     if seconds is not None and (not isinstance(seconds, (int, float)) or
                                 isinstance(seconds, bool) or seconds < 0):

@@ -14,7 +14,9 @@
 
 Each rule fires ``times`` times (None: until removed). Request-level
 actions (forced status, latency) apply before the request is handled;
-stream actions (in-stream ERROR, drop, stall, early close) shape a watch.
+``lose_answer`` after it succeeded (the write is applied, its answer is
+lost); stream actions (in-stream ERROR, drop, stall, early close) shape
+a watch.
 APF-style throttling answers 429 above ``max_qps`` or ``max_inflight``.
 """
 
@@ -31,6 +33,7 @@ STREAM_ACTIONS = ('watch_error', 'drop', 'stall', 'close')
 ACTIONS = {'status': (('code',), ('message', 'retry_after')),
            'latency': (('seconds',), ()),
            'event_delay': (('seconds',), ()),
+           'lose_answer': ((), ('code', 'message')),
            'watch_error': ((), ('code', 'after', 'message')),
            'drop': ((), ('after', 'partial')),
            'stall': ((), ('seconds',)),
@@ -108,6 +111,16 @@ class Faults:
         match.setdefault('times', None)
         return self.add('latency', seconds=seconds, **match)
 
+    def lose_answer(self, code=None, *, message=None, **match):
+        """Apply a matching request, then lose its answer.
+
+        The connection is cut instead of answering (the client sees it
+        reset); with ``code``, that status is answered instead (a 504 of
+        a request that timed out but was applied). Fires only on a
+        request that succeeded.
+        """
+        return self.add('lose_answer', code=code, message=message, **match)
+
     def event_delay(self, seconds, **match):
         """Delay every event of matching watches by ``seconds``."""
         return self.add('event_delay', seconds=seconds, **match)
@@ -175,6 +188,15 @@ class Faults:
             if params['retry_after'] is not None:
                 error.headers['Retry-After'] = str(params['retry_after'])
             raise error
+
+    def lost_answer(self, method, path, query):
+        """The ``lose_answer`` parameters for a request that succeeded.
+
+        None when no rule matches (a matching rule is consumed).
+        """
+        rule = self.take(method, path, query, ('lose_answer',)).get(
+            'lose_answer')
+        return None if rule is None else rule.params
 
     def stream_plan(self, method, path, query):
         """Stream actions for a watch: ``{action: params}``."""
