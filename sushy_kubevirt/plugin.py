@@ -434,14 +434,19 @@ def check(app, connect=False):
             driver.check()
 
 
-def _run(self, *args, **kwargs):
+def check_before_serving(app):
+    """The checks of ``Application.run``; SystemExit with the reason."""
     try:
-        check_extension_points(self)
-        check(self, connect=True)
+        check_extension_points(app)
+        check(app, connect=True)
     except (loader.DriverNotFound, IncompatibleSushyTools,
             ValueError) as exc:
         hint = _SIMULATE_HINT if isinstance(exc, client.NoCluster) else ''
         raise SystemExit('sushy-emulator: %s%s' % (exc, hint))
+
+
+def _run(self, *args, **kwargs):
+    check_before_serving(self)
     return loader.original('run')(self, *args, **kwargs)
 
 
