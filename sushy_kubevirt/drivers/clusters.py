@@ -51,7 +51,7 @@ def shared(settings, datavolumes, logger):
             for handler in afterboot.handlers(made, logger):
                 made.add_vmi_handler(handler)
             collector = datavolumes and orphans.factory(
-                made, settings.vmedia.orphan_grace, logger)
+                made, settings.vmedia, logger)
             if collector:
                 made.add_companion(collector)
             _clusters[key] = made

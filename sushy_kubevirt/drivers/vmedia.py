@@ -28,7 +28,13 @@ policy and the image's size, within one deadline (the request waits
 a worker thread: past that the default size is requested and only the
 policy on the host name applies). It then creates the
 credentials Secret (if any; userinfo in the URL goes there too), the
-DataVolume, and attaches the CD-ROM in one guarded JSON patch.
+DataVolume, and attaches the CD-ROM in one guarded JSON patch. Both
+objects carry a token of the request: when the answer to a write is lost
+(a cut connection, a 5xx) the request reads back what it made and goes
+on; otherwise it deletes what it made before it answers, and what it
+cannot delete is left to the orphan collector
+(:mod:`sushy_kubevirt.drivers.traywrites`,
+:mod:`sushy_kubevirt.drivers.orphans`).
 ``Inserted`` reads true only once CDI's import has Succeeded. A power-on
 while the attached image is importing is answered 409
 ``ActionParameterValueConflict`` (Ironic retries it); a failed import
@@ -46,13 +52,14 @@ from sushy_tools import error
 
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import preconditions
+from sushy_kubevirt.drivers import traywrites
 from sushy_kubevirt import errormap
 from sushy_kubevirt import imagecheck
-from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import leftovers
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import tray
 from sushy_kubevirt import messages
@@ -140,13 +147,6 @@ def _action_body(action):
         raise messages.RedfishError(
             'MalformedJSON', detail='The %s body is not JSON' % action)
     return True, body
-
-
-def _ignore_missing(call, *args):
-    try:
-        call(*args)
-    except apierrors.NotFound:
-        pass
 
 
 class KubeVirtVmediaDriver(vmedia.BaseDriver):
@@ -312,98 +312,18 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         preconditions.claim(self._cluster, namespace, name)
         if not tray.reusable(current, request.url.url, request.inserted,
                              request.username is not None) or \
-                media.collecting(vm) == media.uid(current):
+                leftovers.fenced(vm, current):
             # (Another process is deleting it as an orphan: make it anew.)
             if current is not None:
-                self._delete_tray(namespace, current)
-            current = self._create_tray(vm, device, request, size)
-        self._attach(namespace, name, device, current, request.inserted)
+                traywrites.delete(self._cluster, namespace, current)
+            current = traywrites.create(self._cluster, self._logger, vm,
+                                        device, request, size, self.settings)
+        traywrites.attach(self._cluster, self._logger, namespace, name,
+                          device, current, request.inserted)
         self._logger.info('Virtual media %s of %s/%s: importing %s into '
                           'DataVolume %s', device, namespace, name,
                           request.url.url, dv_name)
         return dv_name
-
-    def _create_tray(self, vm, device, request, size):
-        namespace = vm['metadata']['namespace']
-        dv_name = media.datavolume_name(vm, device)
-        secret = None
-        if request.username is not None:
-            body = media.secret_body(vm, device, dv_name, request.username,
-                                     request.password)
-            secret = body['metadata']['name']
-            try:
-                self._cluster.create_secret(namespace, body)
-            except apierrors.Conflict:
-                # Left by an earlier failed insert.
-                _ignore_missing(self._cluster.delete_secret, namespace,
-                                secret)
-                self._cluster.create_secret(namespace, body)
-        s = self.settings
-        body = media.datavolume_body(
-            vm, device, request.url.url, size_bytes=size,
-            margin=s.size_margin, default_size=s.default_size,
-            storage_class=s.storage_class, volume_mode=s.volume_mode,
-            secret=secret, cert_configmap=s.cert_configmap,
-            inserted=request.inserted,
-            username=None if request.url.username else request.username)
-        try:
-            return self._cluster.create_datavolume(namespace, body)
-        except Exception as exc:
-            if secret:
-                try:
-                    _ignore_missing(self._cluster.delete_secret, namespace,
-                                    secret)
-                except apierrors.ApiError:
-                    pass    # the next insert or eject deletes it
-            if isinstance(exc, apierrors.Conflict):
-                raise error.Conflict(
-                    'DataVolume %s/%s is still being replaced; retry the '
-                    'InsertMedia' % (namespace, dv_name)) from exc
-            raise
-
-    def _attach(self, namespace, name, device, dv, inserted):
-        """Attach (or detach, not ``inserted``) DataVolume ``dv``.
-
-        When the patch fails, ``dv`` is deleted (only that one: its uid
-        is a precondition); when that fails too, the orphan collector
-        (:mod:`sushy_kubevirt.drivers.orphans`) deletes it.
-        """
-        dv_name, dv_uid = dv['metadata']['name'], media.uid(dv)
-
-        def build(vm):
-            if not inserted:
-                return media.detach_ops(vm, device)
-            if dv_uid is not None and media.collecting(vm) == dv_uid:
-                raise errormap.unavailable(
-                    'DataVolume %s/%s was left unused and is being deleted; '
-                    'retry the InsertMedia' % (namespace, dv_name))
-            ops = tray.attach_ops(vm, device, dv_name)
-            return ops + media.release_ops(vm) if ops else ops
-        try:
-            preconditions.patch(self._cluster, namespace, name, build)
-        except apierrors.ApiError:
-            try:
-                self._delete_tray(namespace, dv, guard=True)
-            except apierrors.ApiError as exc:
-                self._logger.warning(
-                    'DataVolume %s/%s is left unused (%s); it is deleted '
-                    'once the API server answers again', namespace, dv_name,
-                    exc)
-            raise
-
-    def _delete_tray(self, namespace, dv, guard=False):
-        """Delete ``dv`` (only that one when ``guard``) and its Secret."""
-        name = dv['metadata']['name']
-        try:
-            self._cluster.delete_datavolume(
-                namespace, name, {'uid': media.uid(dv)} if guard else None)
-        except apierrors.NotFound:
-            pass
-        except apierrors.Conflict:
-            return      # made again since: neither it nor its Secret
-        secret = fields.get(dv, 'spec', 'source', 'http', 'secretRef')
-        if secret:
-            _ignore_missing(self._cluster.delete_secret, namespace, secret)
 
     @errormap.translate
     def eject_image(self, identity_, device):
@@ -426,10 +346,10 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         preconditions.patch(self._cluster, namespace, name,
                             lambda vm: tray.eject_ops(vm, device))
         if dv is not None and media.is_tray(dv, vm, device):
-            self._delete_tray(namespace, dv)
+            traywrites.delete(self._cluster, namespace, dv)
             self._logger.info('Virtual media %s of %s/%s ejected',
                               device, namespace, name)
         else:
-            _ignore_missing(self._cluster.delete_secret, namespace,
-                            media.secret_name(
-                                media.datavolume_name(vm, device)))
+            traywrites.ignore_missing(
+                self._cluster.delete_secret, namespace,
+                media.secret_name(media.datavolume_name(vm, device)))

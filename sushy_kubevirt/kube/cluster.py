@@ -636,6 +636,17 @@ class Cluster:
             result += cache.list() if cache is not None else []
         return result
 
+    def cached_namespaces(self):
+        """The cached VMs' namespaces, as :meth:`cached_datavolumes`."""
+        running = self._run()
+        found = set()
+        for scope in self._scopes:
+            cache = self._synced(running, resources.VM, scope)
+            found.update(vm['metadata'].get('namespace')
+                         for vm in (cache.list() if cache is not None
+                                    else ()))
+        return sorted(found)
+
     def cached_vm(self, namespace, name):
         """VM ``namespace/name`` as cached, like :meth:`cached_datavolumes`.
 

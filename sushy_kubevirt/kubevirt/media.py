@@ -17,8 +17,10 @@ operations and the Redfish view of a tray. No I/O, no clock.
 
 One tray per VM and device. Its DataVolume (and Secret, when the image
 needs credentials) carry :data:`LABEL_VM` / :data:`LABEL_DEVICE`, are owned
-by the VM and are named by :func:`datavolume_name`; the VM template holds a
-``cdrom`` disk and a ``dataVolume`` volume both named :func:`disk_name`.
+by the VM, are named by :func:`datavolume_name` and carry the token of
+the InsertMedia that made them (:data:`ANNOTATION_INSERT`); the VM
+template holds a ``cdrom`` disk and a ``dataVolume`` volume both named
+:func:`disk_name`. Orphans are :mod:`sushy_kubevirt.kubevirt.leftovers`.
 """
 
 import base64
@@ -43,11 +45,10 @@ ANNOTATION_INSERTED = 'sushy-kubevirt.io/vmedia-inserted'
 #: DataVolume annotation: the InsertMedia ``UserName`` (shown as
 #: ``UserName``; the password stays in the Secret).
 ANNOTATION_USERNAME = 'sushy-kubevirt.io/vmedia-username'
-#: VM annotation: the uid of the tray DataVolume being deleted as an
-#: orphan. Set (guarded) before the delete, it fences an InsertMedia
-#: about to attach that DataVolume: its guarded patch sees it and stops.
-#: It stays (a deleted uid fences nothing else) until the next attach.
-ANNOTATION_COLLECTING = 'sushy-kubevirt.io/vmedia-collecting'
+#: DataVolume and Secret annotation: the token of the InsertMedia that
+#: made them (one per request), so that it knows them when the API
+#: server's answer to their create was lost.
+ANNOTATION_INSERT = 'sushy-kubevirt.io/vmedia-insert'
 #: Longest name produced here: a DNS-1123 label, so the DataVolume's PVC
 #: and importer pod names and labels derived from it stay valid.
 MAX_NAME = 63
@@ -112,9 +113,12 @@ def datavolume_name(vm, device):
     return name
 
 
+SECRET_SUFFIX = '-auth'
+
+
 def secret_name(dv_name):
     """Name of the Secret holding the image credentials of ``dv_name``."""
-    return dv_name + '-auth'
+    return dv_name + SECRET_SUFFIX
 
 
 def label_value(text):
@@ -143,22 +147,28 @@ def owner_reference(vm):
             'uid': vm['metadata']['uid']}
 
 
-def _metadata(vm, device, name):
-    return {'name': name,
+def _metadata(vm, device, name, token):
+    meta = {'name': name,
             'namespace': vm['metadata'].get('namespace'),
             'labels': labels(vm, device),
             'ownerReferences': [owner_reference(vm)]}
+    if token:
+        meta['annotations'] = {ANNOTATION_INSERT: token}
+    return meta
 
 
 def _b64(text):
     return base64.b64encode(text.encode('utf-8')).decode('ascii')
 
 
-def secret_body(vm, device, dv_name, username, password):
-    """Secret in the format CDI's http ``secretRef`` expects."""
+def secret_body(vm, device, dv_name, username, password, token=None):
+    """Secret in the format CDI's http ``secretRef`` expects.
+
+    ``token``: the InsertMedia's (:data:`ANNOTATION_INSERT`).
+    """
     return {'apiVersion': 'v1',
             'kind': 'Secret',
-            'metadata': _metadata(vm, device, secret_name(dv_name)),
+            'metadata': _metadata(vm, device, secret_name(dv_name), token),
             'type': 'Opaque',
             'data': {'accessKeyId': _b64(username),
                      'secretKey': _b64(password)}}
@@ -184,18 +194,19 @@ def image_name(url):
 def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
                     default_size='10Gi', storage_class=None,
                     volume_mode=None, secret=None, cert_configmap=None,
-                    inserted=True, username=None):
+                    inserted=True, username=None, token=None):
     """DataVolume importing ``url`` for ``device`` of ``vm``.
 
     The storage request is the image size plus ``margin`` when the size is
     known, else ``default_size``. ``secret`` names a Secret made by
     :func:`secret_body` (``username`` is then recorded for display);
     ``cert_configmap`` a ConfigMap with the CA bundle CDI uses to verify
-    an https server.
+    an https server; ``token`` is the InsertMedia's
+    (:data:`ANNOTATION_INSERT`).
     """
     name = datavolume_name(vm, device)
-    metadata = _metadata(vm, device, name)
-    metadata['annotations'] = {IMMEDIATE_BIND: 'true'}
+    metadata = _metadata(vm, device, name, token)
+    metadata.setdefault('annotations', {})[IMMEDIATE_BIND] = 'true'
     if not inserted:
         metadata['annotations'][ANNOTATION_INSERTED] = 'false'
     http = {'url': url}
@@ -247,38 +258,10 @@ def uses(vm, dv_name):
                                               default=[])})
 
 
-def orphan(dv, vm):
-    """True when ``dv`` is a tray of ``vm`` that ``vm`` does not use.
-
-    Made here for one of its devices (labels, owner uid), not being
-    deleted, not ``Inserted: false`` (that tray is detached on purpose)
-    and named by none of the VM's volumes: an InsertMedia that created
-    it and failed before (or while) attaching it.
-    """
-    labels = fields.get(dv, 'metadata', 'labels', default={})
-    device = labels.get(LABEL_DEVICE)
-    return (device is not None and is_tray(dv, vm, device)
-            and owner(dv) == (vm['metadata']['name'], uid(vm))
-            and not fields.get(dv, 'metadata', 'deletionTimestamp')
-            and fields.annotation(dv, ANNOTATION_INSERTED) != 'false'
-            and not uses(vm, dv['metadata']['name']))
-
-
-def collecting(vm):
-    """The uid of the tray DataVolume being deleted as an orphan, or None."""
-    return fields.annotation(vm, ANNOTATION_COLLECTING)
-
-
-def collect_ops(vm, dv_uid):
-    """Ops fencing ``vm``: DataVolume ``dv_uid`` is being deleted."""
-    if collecting(vm) == dv_uid:
-        return []
-    return fields.annotation_ops(vm, ANNOTATION_COLLECTING, dv_uid)
-
-
-def release_ops(vm):
-    """Ops removing a fence left by a past deletion ([] when none)."""
-    return fields.remove_annotation_ops(vm, ANNOTATION_COLLECTING)
+def made_by(obj, token):
+    """True when ``obj`` was made by the InsertMedia of ``token``."""
+    return token is not None and \
+        fields.annotation(obj, ANNOTATION_INSERT) == token
 
 
 def source_url(dv):
@@ -415,7 +398,9 @@ def media_state(vm, dv):
     ``inserted`` is true only when the DataVolume import has Succeeded and
     the VM's CD-ROM volume refers to it. While importing, the image shows
     with ``inserted`` false and ``progress`` (CDI's "45.1%" string); a
-    failed import shows ``inserted`` false and ``error``.
+    failed import shows ``inserted`` false and ``error``. A DataVolume
+    the VM does not use reads empty unless it was inserted with
+    ``Inserted: false``: its InsertMedia failed (or has not answered yet).
     """
     if not dv or fields.get(dv, 'metadata', 'deletionTimestamp'):
         return EMPTY
@@ -426,6 +411,8 @@ def media_state(vm, dv):
         and v.get('name') == _tray_name(vm, v)
         for v in fields.volumes(vm))
     wanted = fields.annotation(dv, ANNOTATION_INSERTED) != 'false'
+    if wanted and not attached:
+        return EMPTY
     return MediaState(
         image=url,
         image_name=image_name(url),

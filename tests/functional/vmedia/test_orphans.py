@@ -10,14 +10,17 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""An InsertMedia that fails after creating its DataVolume leaves none.
+"""An InsertMedia that fails after creating something leaves nothing.
 
-The API server fails between the InsertMedia's two writes (the
-DataVolume is created, the VM patch that attaches it is refused) and
-refuses the clean-up too, as a restarting server does. The orphan
-collector deletes the unused DataVolume (and its Secret) once the server
-answers again, and never one an InsertMedia is about to attach.
+The API server fails between the InsertMedia's writes (the DataVolume is
+created, the VM patch that attaches it is refused; or the credentials
+Secret is created, the DataVolume refused) and refuses the clean-up too,
+as a restarting server does. The orphan collector deletes the unused
+DataVolume and Secret once the server answers again, and never one an
+InsertMedia is about to attach.
 """
+
+import time
 
 import pytest
 from tests.functional.emulator import harness
@@ -25,14 +28,16 @@ from tests.functional.emulator import harness
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.simulator import cdi
 
-#: Seconds an unused tray DataVolume is left (the emulator setting).
-GRACE = 1.0
+#: Seconds an unused tray object is left, seconds between two lists of
+#: the tray Secrets (the emulator settings).
+GRACE, SWEEP = 1.0, 1.0
 SECRETS = ('', 'secrets')
 
 
 @pytest.fixture(scope='module')
 def emulator_settings():
-    return {'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_ORPHAN_GRACE': GRACE}
+    return {'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_ORPHAN_GRACE': GRACE,
+            'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_ORPHAN_SWEEP': SWEEP}
 
 
 def uses(machine):
@@ -52,6 +57,12 @@ def secret(machine):
     rt = machine.sim.store.resource(*SECRETS)
     return machine.sim.store.try_get(rt, 'default',
                                      media.secret_name(machine.dv_name))
+
+
+def _lists(sim, since):
+    """The lists of Secrets started after ``since``."""
+    return sim.request_log.count(verb='list', resource='secrets',
+                                 started=lambda t: t > since)
 
 
 def gone(machine):
@@ -100,6 +111,28 @@ def test_an_insert_cut_by_an_api_outage_leaves_no_datavolume(
     assert fenced(machine) is None
 
 
+def test_a_secret_left_before_its_datavolume_is_deleted(
+        machine, images, sim):
+    image = images.add('secret-%s.iso' % machine.name)
+    # The DataVolume create and the clean-up are refused; the Secret was
+    # created just before.
+    sim.faults.status(503, method='POST', path='datavolumes$')
+    sim.faults.status(503, method='DELETE', path='secrets/', times=None)
+    try:
+        answer = machine.insert(image, UserName='u', Password='p')
+        assert answer.status_code == 503, answer.text
+        assert secret(machine) is not None and machine.dv() is None
+    finally:
+        sim.faults.clear()
+    harness.wait_until(lambda: gone(machine), timeout=GRACE + SWEEP + 30,
+                       what='the unused Secret deleted')
+    assert machine.insert(image, UserName='u',
+                          Password='p').status_code == 204
+    machine.wait_media(Inserted=True, timeout=30)
+    assert uses(machine) and secret(machine) is not None
+    assert fenced(machine) is None
+
+
 def test_a_datavolume_about_to_be_attached_is_never_deleted(
         machine, machines, images, sim):
     """The attach is held past the grace: one of the two writers wins.
@@ -127,12 +160,23 @@ def test_a_datavolume_about_to_be_attached_is_never_deleted(
     assert machine.media()['Inserted'] is True
 
 
+@pytest.mark.parametrize('credentials', [False, True],
+                         ids=['anonymous', 'credentials'])
 def test_an_inserted_false_tray_is_not_an_orphan(machine, machines, images,
-                                                 sim):
-    """Imported but detached on purpose: it stays."""
+                                                 sim, credentials):
+    """Imported but detached on purpose: it stays, with its Secret."""
     image = images.add('kept-%s.iso' % machine.name)
-    assert machine.insert(image, Inserted=False).status_code == 204
+    extra = {'UserName': 'u', 'Password': 'p'} if credentials else {}
+    assert machine.insert(image, Inserted=False,
+                          **extra).status_code == 204
     created = machine.dv()['metadata']['uid']
+    kept, since = secret(machine), time.time()
     collected_since(machines, images, sim)
+    if credentials:
+        # Lists of the Secrets after it: judged, and kept past its grace.
+        harness.wait_until(lambda: _lists(sim, since) >= 3, 3 * SWEEP + 30,
+                           what='the tray Secrets listed three times')
+        assert secret(machine)['metadata']['uid'] == \
+            kept['metadata']['uid']
     assert machine.dv()['metadata']['uid'] == created
     assert not uses(machine)

@@ -266,9 +266,18 @@ class TestState:
         state = media.media_state(vm, make_dv(vm, 'Succeeded', '100.0%'))
         assert state.inserted is True and state.error is None
 
-    def test_succeeded_but_detached(self):
+    def test_unused_reads_empty(self):
+        # Its InsertMedia failed, or has not attached it yet.
         vm = make_vm()
-        assert not media.media_state(vm, make_dv(vm, 'Succeeded')).inserted
+        assert media.media_state(vm, make_dv(vm, 'Succeeded')) == \
+            media.EMPTY
+
+    def test_inserted_false_shows_its_image(self):
+        vm = make_vm()
+        dv = make_dv(vm, 'Succeeded')
+        dv['metadata']['annotations'][media.ANNOTATION_INSERTED] = 'false'
+        state = media.media_state(vm, dv)
+        assert state.image == URL and not state.inserted
 
     def test_succeeded_not_wanted(self):
         vm = attached(make_vm())
@@ -334,38 +343,11 @@ class TestPowerOnBlocker:
         assert retry
 
 
-def test_an_unused_tray_is_an_orphan():
+def test_the_token_marks_what_an_insert_made():
     vm = make_vm()
-    dv = make_dv(vm)
-    assert media.orphan(dv, vm)
-    assert not media.orphan(dv, attached(vm))
-
-
-@pytest.mark.parametrize('change', [
-    'inserted false', 'deleting', 'other owner uid', 'no label',
-    'other vm'])
-def test_what_is_not_an_orphan(change):
-    vm = make_vm()
-    dv = make_dv(vm)
-    meta = dv['metadata']
-    if change == 'inserted false':
-        meta['annotations'][media.ANNOTATION_INSERTED] = 'false'
-    elif change == 'deleting':
-        meta['deletionTimestamp'] = '2024-01-01T00:00:00Z'
-    elif change == 'other owner uid':
-        meta['ownerReferences'][0]['uid'] = 'u-2'
-    elif change == 'no label':
-        del meta['labels'][media.LABEL_MANAGED_BY]
-    else:
-        vm = make_vm('node-1')
-    assert not media.orphan(dv, vm)
-
-
-def test_the_fence_is_set_once_and_lifted_by_an_attach():
-    vm = make_vm()
-    fenced = jsonpatch.apply(vm, media.collect_ops(vm, 'dv-uid'))
-    assert media.collecting(fenced) == 'dv-uid'
-    assert media.collect_ops(fenced, 'dv-uid') == []
-    assert media.collecting(jsonpatch.apply(
-        fenced, media.release_ops(fenced))) is None
-    assert media.release_ops(vm) == []
+    dv = media.datavolume_body(vm, 'Cd', URL, token='t1')
+    secret = media.secret_body(vm, 'Cd', 'd', 'u', 'p', token='t1')
+    assert media.made_by(dv, 't1') and media.made_by(secret, 't1')
+    assert dv['metadata']['annotations'][media.IMMEDIATE_BIND] == 'true'
+    assert not media.made_by(dv, 't2') and not media.made_by(dv, None)
+    assert not media.made_by(make_dv(vm), None)

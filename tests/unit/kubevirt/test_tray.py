@@ -102,7 +102,12 @@ def _status(phase, reason=None):
         dv['status']['conditions'] = [{
             'type': 'Running', 'status': 'False', 'reason': reason,
             'message': 'Unable to connect to http data source: 404'}]
-    return tray.device_status(dv, media.media_state({}, dv))['Status']
+    vm = {'spec': {'template': {'spec': {
+        'domain': {'devices': {'disks': [
+            {'name': 'sushy-vmedia-cd', 'cdrom': {}}]}},
+        'volumes': [{'name': 'sushy-vmedia-cd',
+                     'dataVolume': {'name': 'vm-vmedia-cd'}}]}}}}
+    return tray.device_status(dv, media.media_state(vm, dv))['Status']
 
 
 @pytest.mark.parametrize('phase, reason, state, health', [
