@@ -17,7 +17,6 @@ shown by tests/functional/test_packaging.py, which runs the recipe's
 ``pip install`` with them.
 """
 
-import configparser
 import pathlib
 import re
 import shlex
@@ -46,11 +45,8 @@ def pins():
 
 
 def package_requirements():
-    """requirements.txt and the ``gunicorn`` extra of setup.cfg."""
+    """requirements.txt (the image installs no extra)."""
     lines = (ROOT / 'requirements.txt').read_text().splitlines()
-    cfg = configparser.ConfigParser()
-    cfg.read(ROOT / 'setup.cfg')
-    lines += cfg['extras']['gunicorn'].splitlines()
     return [requirements.Requirement(line.split('#')[0])
             for line in lines if line.split('#')[0].strip()]
 
@@ -62,7 +58,7 @@ def test_every_line_is_an_exact_pin():
 def test_every_requirement_is_pinned_at_an_allowed_version():
     found = pins()
     reqs = package_requirements()
-    assert 'gunicorn' in {r.name for r in reqs}
+    assert 'waitress' in {r.name for r in reqs}
     for req in reqs:
         name = utils.canonicalize_name(req.name)
         assert name in found, '%s is not pinned' % req
@@ -77,5 +73,6 @@ def test_the_containerfile_installs_with_the_constraints():
     words = shlex.split(install[install.index('pip install'):])
     assert words[words.index('-c') + 1] == (
         '/src/' + str(CONSTRAINTS.relative_to(ROOT)))
-    # gunicorn comes once, through the extra (its version is pinned).
-    assert [w for w in words if 'gunicorn' in w] == ['/src[gunicorn]']
+    # The package without extras: its server is waitress, a requirement.
+    assert words[-1] == '/src'
+    assert not [w for w in words if 'gunicorn' in w]
