@@ -110,8 +110,9 @@ def attach(cluster, logger, namespace, name, device, dv, inserted):
     """Attach (or detach, not ``inserted``) DataVolume ``dv`` to VM ``name``.
 
     A patch whose answer was lost is checked on the VM read back. When
-    the patch failed, ``dv`` is deleted (only that one: its uid is a
-    precondition) with its Secret.
+    the patch failed (refused, fenced, an If-Match no longer current),
+    ``dv`` is deleted (only that one: its uid is a precondition) with
+    its Secret.
     """
     dv_name = dv['metadata']['name']
 
@@ -126,9 +127,10 @@ def attach(cluster, logger, namespace, name, device, dv, inserted):
         return ops + leftovers.release_ops(vm) if ops else ops
     try:
         preconditions.patch(cluster, namespace, name, build)
-    except apierrors.ApiError as exc:
-        if lostanswers.unknown(exc) and _applied(cluster, namespace, name,
-                                                 build):
+    except (apierrors.ApiError, messages.RedfishError) as exc:
+        if isinstance(exc, apierrors.ApiError) and \
+                lostanswers.unknown(exc) and \
+                _applied(cluster, namespace, name, build):
             logger.info('VM %s/%s: the answer to attaching DataVolume %s '
                         'was lost; it is attached', namespace, name, dv_name)
             return
