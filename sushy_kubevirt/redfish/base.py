@@ -200,11 +200,8 @@ def limit_body(request):
     if request.environ.get('CONTENT_LENGTH') and \
             (request.content_length or 0) > MAX_BODY:
         raise _too_large()
-    try:
-        # Flask 3.1+: also bounds chunked bodies without Content-Length.
-        request.max_content_length = _READ_LIMIT
-    except AttributeError:
-        pass
+    # Also bounds a chunked body, which has no Content-Length.
+    request.max_content_length = _READ_LIMIT
 
 
 class JSONProvider(json_provider.DefaultJSONProvider):
@@ -227,6 +224,20 @@ class Request(flask.Request):
     A body over :data:`MAX_BODY` (a chunked one, read to one byte more:
     :func:`limit_body`) is a 413, for every view.
     """
+
+    #: Set by :func:`limit_body`; None: Flask's (``MAX_CONTENT_LENGTH``).
+    _body_limit = None
+
+    @property
+    def max_content_length(self):
+        """Settable on every Flask (before 3.1 it was read-only)."""
+        if self._body_limit is not None:
+            return self._body_limit
+        return super().max_content_length
+
+    @max_content_length.setter
+    def max_content_length(self, value):
+        self._body_limit = value
 
     def get_data(self, cache=True, as_text=False, parse_form_data=False):
         data = super().get_data(cache, False, parse_form_data)
