@@ -13,9 +13,10 @@
 """DMTF's Protocol Validator and Use Case Checkers against HTTPS gunicorn.
 
 :func:`self_signed` writes a certificate for 127.0.0.1 (``cryptography``);
-:func:`tls_emulator` runs gunicorn 2 workers x 2 threads with it;
-:func:`protocol_validator` and :func:`use_case_checkers` run the tools
-as subprocesses and return a :data:`Report` of their results.
+:func:`tls_emulator` runs gunicorn 2 workers x 2 threads with it (and
+an access log :func:`access_log` reads); :func:`protocol_validator` and
+:func:`use_case_checkers` run the tools as subprocesses and return a
+:data:`Report` of their results.
 """
 
 import collections
@@ -34,6 +35,10 @@ from tests.functional.emulator import harness
 #: Every result row: ``(check, uri, result, message)``.
 Row = collections.namedtuple('Row', 'check uri result message')
 Report = collections.namedtuple('Report', 'rows counts')
+#: One answer of gunicorn's access log (:data:`ACCESS_FORMAT`).
+Access = collections.namedtuple('Access', 'status method path agent')
+ACCESS_FORMAT = '%(s)s %(m)s "%(U)s" "%(a)s"'
+_ACCESS = re.compile(r'^(\d{3}) (\S+) "([^"]*)" "(.*)"$')
 TIMEOUT = 300
 _ANSI = re.compile(r'\x1b\[[0-9;]*m')
 _USE_CASE = re.compile(r'Failing the (.*) test\.\.\.$')
@@ -73,11 +78,17 @@ def self_signed(directory):
 
 
 @contextlib.contextmanager
-def tls_emulator(config, tmp_path):
-    """gunicorn 2x2 over HTTPS on ``config``; yields ``(url, cert)``."""
+def tls_emulator(config, tmp_path, access=None):
+    """gunicorn 2x2 over HTTPS on ``config``; yields ``(url, cert)``.
+
+    :param access: a path for gunicorn's access log, else none.
+    """
     cert, key = self_signed(str(tmp_path))
     process = harness.emulator_process('gunicorn', config, tmp_path)
     process.argv += ['--certfile', cert, '--keyfile', key]
+    if access:
+        process.argv += ['--access-logfile', str(access),
+                         '--access-logformat', ACCESS_FORMAT]
     process.url = process.url.replace('http:', 'https:', 1)
     process.start()
     try:
@@ -94,6 +105,13 @@ def tls_emulator(config, tmp_path):
         yield process.url, cert
     finally:
         process.stop()
+
+
+def access_log(path):
+    """The :data:`Access` answers of gunicorn's access log at ``path``."""
+    with open(path, errors='replace') as log:
+        return [Access(int(m.group(1)), *m.groups()[1:]) for m in (
+            _ACCESS.match(line.rstrip('\n')) for line in log) if m]
 
 
 def _run(argv, env=None):

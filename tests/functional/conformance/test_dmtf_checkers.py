@@ -57,10 +57,7 @@ def url(sim, tmp_path_factory):
     tmp = tmp_path_factory.mktemp('dmtf')
     config = harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
-        SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE='secrets',
-        SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD=0,
-        SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_BURST=100000,
-        SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_RATE=100000, **events.EVENTS)
+        SUSHY_EMULATOR_KUBEVIRT_ACCOUNTS_SOURCE='secrets', **events.EVENTS)
     with dmtf.tls_emulator(config, tmp) as served:
         yield served
 

@@ -50,9 +50,7 @@ def emulator(sim, tmp_path_factory):
     config = harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
         SUSHY_EMULATOR_AUTH_FILE=str(auth_file),
-        SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD=2,
-        SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_BURST=100000,
-        SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_RATE=100000)
+        SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD=2)
     with harness.InProcess(config) as server:
         yield server
 

@@ -38,9 +38,6 @@ SYSTEMS = '/redfish/v1/Systems'
 LOGOUT_BOUND = conftest.LOGOUT_BOUND
 #: Seconds the simulator holds back each event of a lagging watch.
 LAG = 0.5
-RELAXED = {'SUSHY_EMULATOR_KUBEVIRT_ACCOUNT_LOCKOUT_THRESHOLD': 0,
-           'SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_BURST': 100000,
-           'SUSHY_EMULATOR_KUBEVIRT_AUTH_FAILURE_RATE': 100000}
 
 sim = conftest.sim_fixture(2)
 
@@ -51,7 +48,7 @@ def _config(sim, tmp, **extra):
         PASSWORD.encode(), bcrypt.gensalt(4)).decode()))
     return harness.write_config(
         tmp / 'emulator.conf', sim.write_kubeconfig(str(tmp / 'kc')),
-        SUSHY_EMULATOR_AUTH_FILE=str(htpasswd), **dict(RELAXED, **extra))
+        SUSHY_EMULATOR_AUTH_FILE=str(htpasswd), **extra)
 
 
 @pytest.fixture(scope='module')
