@@ -40,6 +40,7 @@ SYSTEMS = '/redfish/v1/Systems'
 SESSIONS = '/redfish/v1/SessionService/Sessions'
 LOG = '/redfish/v1/Managers/%s/LogServices/SecurityLog/Entries'
 _TIMES = re.compile(r' \((\d+) times')
+_FROM = re.compile(r' times from (\d+) clients')
 
 
 @pytest.fixture(scope='module')
@@ -154,7 +155,7 @@ def test_a_thousand_refused_logins_are_a_few_counted_events(sim, emulator):
         entries = _get(url, LOG % manager)['Members']
         return _occurrences(entries, 'LoginFailed') == len(answers) and \
             entries
-    entries = harness.wait_until(shown, recorder.COALESCE * 4,
+    entries = harness.wait_until(shown, recorder.COALESCE * 6,
                                  what='1,000 LoginFailed counted')
     writes = _event_writes(sim)
     reasons = {'LoginFailed': 2, 'AccountLockedOut': 1}   # their accounts
@@ -167,7 +168,10 @@ def test_a_thousand_refused_logins_are_a_few_counted_events(sim, emulator):
     assert _occurrences(entries, 'AccountLockedOut') >= 1
     failed = [e for e in entries if e['Message'].startswith('LoginFailed')]
     assert len(failed) <= 2 * reasons['LoginFailed'], failed
-    assert any('from %d clients' % CLIENTS in e['Message'] for e in failed)
+    # Both accounts' refusals came from every client (a record of each
+    # window counts its own, should the flood straddle two windows).
+    assert sum(int(n) for e in failed for n in _FROM.findall(
+        e['Message'])) >= 2 * CLIENTS, failed
     answer = requests.get(url + '/metrics', headers=_basic('admin'),
                           timeout=30)
     assert 'sushy_kubevirt_security_log_occurrences_total{outcome=' \
