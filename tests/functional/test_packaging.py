@@ -66,7 +66,7 @@ CLUSTER_RULES = {
     # The check that a configured namespace exists.
     ('', 'namespaces'): ['get'],
     # LogServices: the Events' watch cache, the records it writes.
-    ('', 'events'): ['list', 'watch', 'create'],
+    ('', 'events'): ['list', 'watch', 'create', 'patch'],
 }
 #: In the emulator's own namespace only (the cluster overlay's Role):
 #: Redfish sessions, event subscriptions and accounts (all; list and
