@@ -98,7 +98,8 @@ def real(environ, proxies):
     for value, parse in ((environ.get('HTTP_X_FORWARDED_FOR'),
                           http.parse_list_header),
                          (environ.get('HTTP_FORWARDED'), _forwarded_for)):
-        hops = parse(value) if value else []
+        # Werkzeug before 3.0 parses ' , ' as [''].
+        hops = [hop for hop in parse(value) if hop] if value else []
         if hops:
             named.add(_client(hops, proxies))
     return named.pop() if len(named) == 1 else peer
