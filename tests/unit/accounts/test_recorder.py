@@ -69,6 +69,10 @@ class Watch:
 
 @pytest.fixture
 def made(monkeypatch):
+    # The time of this test (one taken at import could be a window behind
+    # the clock by the time a parallel run reaches it).
+    monkeypatch.setitem(globals(), 'NOW',
+                        datetime.datetime.now(datetime.timezone.utc))
     monkeypatch.setattr(recorder.Recorder, '_wake', lambda self: None)
     monkeypatch.setattr(recorder, '_counts', recorder.collections.Counter())
     watch = Watch()
