@@ -14,12 +14,13 @@
 
 :func:`capture` records what a running emulator answers (status, headers,
 body bytes) to the GETs the load sends; :class:`Ceiling` serves exactly
-those answers from a dict, on the same server (the threaded development
-server, or gunicorn with the emulator's workers and threads). Its
-throughput is what Flask and the server allow with no work per request:
-the emulator's throughput over it is the share left to the emulator's
-own work. ``python -m sushy_kubevirt.bench.ceiling ANSWERS PORT`` runs
-the development server.
+those answers from a dict, on the same server (waitress set as
+``sushy-kubevirt-emulator`` sets it, :mod:`.waitressed`, or gunicorn with
+the emulator's workers and threads). Its throughput is what Flask and the
+server allow with no work per request: the emulator's throughput over it
+is the share left to the emulator's own work.
+``python -m sushy_kubevirt.bench.ceiling ANSWERS PORT`` serves it on
+waitress.
 
 Each process of the emulator keeps its own answers and ETags, so
 :func:`start` first has every process (each gunicorn worker) answer
@@ -38,6 +39,7 @@ import flask
 from sushy_kubevirt.bench import emulators
 from sushy_kubevirt.bench import load
 from sushy_kubevirt.bench import procs
+from sushy_kubevirt.bench import waitressed
 from sushy_kubevirt.bench import workers
 from sushy_kubevirt import files
 
@@ -187,8 +189,7 @@ def table(entries):
 
 def main(argv=None):
     answers, port = (argv or sys.argv[1:])[:2]
-    create(answers).run(host='127.0.0.1', port=int(port), threaded=True,
-                        use_reloader=False)
+    waitressed.serve(create(answers), '127.0.0.1', int(port))
 
 
 if __name__ == '__main__':

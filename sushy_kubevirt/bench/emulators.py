@@ -12,9 +12,11 @@
 
 """Emulator processes: this driver or sushy-tools' fake driver, two servers.
 
-``gunicorn`` mirrors Ironic's devstack (2 workers x 2 threads); ``devserver``
-is the threaded Flask development server behind each project's console
-script.
+``gunicorn`` mirrors Ironic's devstack (2 workers x 2 threads);
+``devserver`` (a name kept for the history of figures: it was Flask's
+threaded development server) is the server of ``sushy-kubevirt-emulator``,
+waitress, on every side: the console script for this driver,
+:mod:`.waitressed` for the fake driver, with as many threads.
 """
 
 import functools
@@ -26,6 +28,7 @@ import sys
 import uuid
 
 from sushy_kubevirt.bench import procs
+from sushy_kubevirt.bench import waitressed
 from sushy_kubevirt import files
 
 SERVERS = ('gunicorn', 'devserver')
@@ -99,9 +102,10 @@ def argv(server, driver, config_path, port, workers=WORKERS):
                 '--timeout', '120', '--graceful-timeout', '5'] + \
             _no_control_socket() + ['sushy_tools.emulator.main:app']
     if driver == 'fake':
-        return [_script('sushy-emulator'), '--fake', '--config', config_path,
-                '--interface', '127.0.0.1', '--port', str(port)]
-    return [_script('sushy-kubevirt-emulator'), '--config', config_path]
+        return [sys.executable, '-m', waitressed.__name__, config_path,
+                str(port)]
+    return [_script('sushy-kubevirt-emulator'), '--config', config_path,
+            '--threads', str(waitressed.THREADS)]
 
 
 class Emulator:
