@@ -131,6 +131,13 @@ def test_logs(emulator, system):
     manager = manager_id(emulator)
     requests.get(emulator.url + '/redfish/v1/Systems', auth=(USER, 'bad'),
                  timeout=30)
+    # The security log's first read waits for its watch's first list (a
+    # 503 past 10 s, which a loaded machine can take): awaited first.
+    entries = '%s/redfish/v1/Managers/%s/LogServices/SecurityLog/Entries' % (
+        emulator.url, manager)
+    harness.wait_until(lambda: requests.get(
+        entries, auth=(USER, PASSWORD), timeout=30).status_code == 200,
+        60, 0.5, 'the security log read')
     out = run(emulator, 'rf_logs', '-m', manager, '-l', 'SecurityLog')
     assert 'LoginFailed' in out
     run(emulator, 'rf_logs', '-m', manager, '-l', 'SecurityLog', '--clear')
