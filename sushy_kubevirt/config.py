@@ -147,8 +147,11 @@ class Events:
     max_subscriptions: int = 100
     #: Threads of a process that POST events (to every subscription).
     workers: int = 8
-    #: Server-Sent Event streams one process serves at once.
+    #: Server-Sent Event streams one process serves at once (fewer than
+    #: its threads), of one account, and seconds one may read nothing.
     sse_streams: int = 16
+    sse_streams_per_account: int = 4
+    sse_send_timeout: float = 30.0
     #: Lease duration: a sender silent this long is replaced.
     lease_duration: float = 15.0
     #: Seconds between two renewals (and checkpoints) of the Lease; less
@@ -372,6 +375,8 @@ def _events(config):
         max_subscriptions=number('max_subscriptions', int),
         workers=number('workers', int),
         sse_streams=number('sse_streams', int),
+        sse_streams_per_account=number('sse_streams_per_account', int),
+        sse_send_timeout=number('sse_send_timeout'),
         lease_duration=number('lease_duration'),
         renew_period=number('renew_period'),
         allowed_hosts=_hosts(config, key('allowed_hosts')),

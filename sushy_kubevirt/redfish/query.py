@@ -22,25 +22,37 @@ Kubernetes call). Another parameter starting with ``$`` is a 501
 ``QueryNotSupported``; a malformed value a 400. Unknown parameters
 without ``$`` are ignored.
 
+An ``$expand`` takes a slot of :data:`EXPANSIONS` (a 503 past them), and
+estimates what it would fetch from one sample resource per URL rule
+before fetching the rest: past :data:`MAX_EXPANDED` it is a 400 at about
+the cost of the GET alone.
+
 An answer a query changed is another representation: under a System its
 ETag is the System's with a suffix naming the query; an ``$expand``
 answer, which may hold other resources, carries none.
 """
 
+import functools
 import hashlib
 import json
 import re
 import urllib.parse
 
 import flask
+from werkzeug import exceptions
 
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import capacity
 
 MAX_LEVELS = 3
 #: Resources one ``$expand`` may fetch.
 MAX_EXPANDED = 1000
+#: ``$expand`` requests: 2 at once per process, 1 per account, 4 more
+#: waiting up to 10 s.
+EXPANSIONS = capacity.Limit('expansions ($expand)', 2, 1, waiting=4,
+                            wait=10.0, retry_after=2)
 FEATURES = {
     'ExcerptQuery': False,
     'ExpandQuery': {'ExpandAll': True, 'Levels': True, 'Links': True,
@@ -57,6 +69,7 @@ _SELECT = re.compile(r'^[A-Za-z0-9_@#.]+(?:/[A-Za-z0-9_@#.]+)*$')
 _NUMBER = re.compile(r'[0-9]+')
 _MAX_DIGITS = 9
 _KEY = 'sushy_kubevirt.query'
+_SLOT = 'sushy_kubevirt.expansion'
 _ENVIRON = (auth.USER_KEY, auth.ACCOUNT_KEY, 'HTTP_X_USER', 'REMOTE_ADDR')
 _REDIRECTS = 2
 #: URL rules that read their own query parameters.
@@ -140,7 +153,21 @@ def check(app, **view_args):
     query = _parse(request.args)
     if query:
         request.environ[_KEY] = query
+    if '$expand' in query:
+        user = request.environ.get(auth.USER_KEY)
+        EXPANSIONS.acquire(user, capacity.server_threads(request.environ))
+        request.environ[_SLOT] = lambda: EXPANSIONS.release(user)
     return None
+
+
+def _release(app, **extra):
+    """Give back this request's slot of :data:`EXPANSIONS`, if it took one."""
+    release = flask.request.environ.pop(_SLOT, None)
+    if release is not None:
+        release()
+
+
+flask.request_tearing_down.connect(_release, weak=False)
 
 
 def etag(current):
@@ -192,47 +219,110 @@ def _link(value):
     return None
 
 
+@functools.lru_cache(maxsize=16384)
+def _rule(url_map, uri):
+    """The URL rule of ``uri`` (``uri`` itself when none matches)."""
+    try:
+        return url_map.bind('localhost').match(
+            uri, method='GET', return_rule=True)[0].rule
+    except exceptions.HTTPException:
+        return uri
+
+
 class _Expander:
+    """Expands links level by level, after estimating how many there are.
+
+    The estimate takes each level's links by URL rule and one sample
+    resource of each rule: its links, times that rule's count, are the
+    next level's. Samples are fetched once and reused.
+    """
 
     def __init__(self, app, mode):
-        self.app, self.mode, self.fetched = app, mode, 0
+        self.app, self.mode, self.fetched, self.samples = app, mode, 0, {}
 
-    def _wanted(self, in_links):
-        return self.mode == '*' or (self.mode == '~') == in_links
+    def _refuse(self):
+        return messages.RedfishError(
+            'QueryParameterOutOfRange', flask.request.args['$expand'],
+            '$expand', 'at most %d resources' % MAX_EXPANDED)
 
-    def _resource(self, uri, levels):
+    def links(self, body):
+        """``(holder, key, uri)`` of each link of ``body`` to expand."""
+        found = []
+
+        def walk(value, in_links):
+            pairs = value.items() if isinstance(value, dict) \
+                else enumerate(value)
+            for key, item in pairs:
+                if isinstance(key, str) and key.startswith('@'):
+                    continue
+                inside = in_links or key == 'Links'
+                uri = _link(item)
+                if uri is not None:
+                    if self.mode == '*' or (self.mode == '~') == inside:
+                        found.append((value, key, uri))
+                elif isinstance(item, (dict, list)):
+                    walk(item, inside)
+        walk(body, False)
+        return found
+
+    def _sample(self, uri):
+        if uri not in self.samples:
+            self.samples[uri] = _fetch(self.app, uri)
+        return self.samples[uri]
+
+    def estimate(self, links, levels):
+        """Resources the expansion fetches, estimated; past the cap a 400.
+
+        Refuses as soon as the estimate passes :data:`MAX_EXPANDED`,
+        before fetching more samples.
+        """
+        url_map = self.app.url_map
+        level, total, fanout = {}, len(links), {}
+        for _, _, uri in links:
+            rule = _rule(url_map, uri)
+            count, example = level.get(rule, (0, uri))
+            level[rule] = (count + 1, example)
+        for _ in range(levels - 1):
+            if total > MAX_EXPANDED:
+                break
+            below = {}
+            for rule, (count, example) in level.items():
+                if rule not in fanout:
+                    body = self._sample(example)
+                    fanout[rule] = [] if body is None else [
+                        (_rule(url_map, uri), uri)
+                        for _, _, uri in self.links(body)]
+                for child, uri in fanout[rule]:
+                    total += count
+                    found = below.get(child, (0, uri))
+                    below[child] = (found[0] + count, found[1])
+                if total > MAX_EXPANDED:
+                    break
+            level = below
+        if total > MAX_EXPANDED:
+            raise self._refuse()
+        return total
+
+    def _resource(self, uri):
         self.fetched += 1
         if self.fetched > MAX_EXPANDED:
-            raise messages.RedfishError(
-                'QueryParameterOutOfRange', flask.request.args['$expand'],
-                '$expand', 'at most %d resources' % MAX_EXPANDED)
-        body = _fetch(self.app, uri)
-        if body is None:
-            return None
-        self.expand(body, levels - 1)
-        return body
+            raise self._refuse()
+        if uri in self.samples:
+            return self.samples.pop(uri)
+        return _fetch(self.app, uri)
 
-    def _value(self, value, levels, in_links):
-        uri = _link(value)
-        if uri is not None:
-            if self._wanted(in_links):
-                return self._resource(uri, levels) or value
-            return value
-        if isinstance(value, dict):
-            self.expand(value, levels, in_links)
-        elif isinstance(value, list):
-            value[:] = [self._value(item, levels, in_links)
-                        for item in value]
-        return value
-
-    def expand(self, body, levels, in_links=False):
-        if levels <= 0:
-            return
-        for name in list(body):
-            if name.startswith('@'):
-                continue
-            body[name] = self._value(body[name], levels,
-                                     in_links or name == 'Links')
+    def expand(self, body, levels):
+        links = self.links(body)
+        self.estimate(links, levels)
+        for depth in range(levels):
+            below = []
+            for holder, key, uri in links:
+                resource = self._resource(uri)
+                if resource is not None:
+                    holder[key] = resource
+                    if depth + 1 < levels:
+                        below += self.links(resource)
+            links = below
 
 
 def _select(body, paths):

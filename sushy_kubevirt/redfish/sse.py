@@ -22,18 +22,24 @@ after that one. ``$filter`` keeps the events matching ``MessageId``,
 ``or`` (and ``and``); the stream carries only the events of Systems the
 account reaches, as checked for a subscription's owner.
 
-Bounded: at most ``SUSHY_EMULATOR_KUBEVIRT_EVENTS_SSE_STREAMS`` streams
-per process (a 503 with
-``Retry-After`` beyond), a keepalive comment every :data:`KEEPALIVE`
-seconds (which also notices a client gone), and a stream whose client
-reads too slowly (:data:`QUEUE` events behind) ends, to be resumed with
-``Last-Event-ID``. Each stream holds one server thread.
+Bounded (:mod:`~sushy_kubevirt.redfish.capacity`): at most
+``SUSHY_EMULATOR_KUBEVIRT_EVENTS_SSE_STREAMS`` streams per process, fewer
+than its server threads, and ``..._SSE_STREAMS_PER_ACCOUNT`` of one
+account (a 503 with ``Retry-After`` beyond), a keepalive comment every
+:data:`KEEPALIVE` seconds (which also notices a client gone); a stream
+whose client reads too slowly (:data:`QUEUE` events behind) or reads
+nothing for ``..._SSE_SEND_TIMEOUT`` seconds while the connection's send
+buffer is full ends, to be resumed with ``Last-Event-ID``. Each stream
+holds one server thread.
 """
 
 import atexit
 import json
+import logging
 import queue
 import re
+import select
+import socket
 import threading
 import types
 
@@ -45,6 +51,7 @@ from sushy_kubevirt.events import delivery
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import auth
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import capacity
 from sushy_kubevirt.redfish import eventservice
 from sushy_kubevirt.redfish import query
 
@@ -58,8 +65,10 @@ _RETRY_AFTER = 5
 _TERM = re.compile(r"^\s*(\w+)\s+eq\s+(?:'([^']*)'|(\S+))\s*$")
 _PROPERTIES = ('MessageId', 'RegistryPrefix', 'OriginResource',
                'ResourceType', 'EventFormatType', 'SubordinateResources')
-_streams = {}
-_streams_lock = threading.Lock()
+LOG = logging.getLogger(__name__)
+#: A :class:`capacity.Limit` per (streams, streams per account) setting.
+_limits = {}
+_limits_lock = threading.Lock()
 #: Set when the process stops: every stream ends.
 stopping = threading.Event()
 query.exempt(URI)
@@ -143,18 +152,50 @@ def _message(record):
     return 'id: %s\ndata: %s\n\n' % (record['EventId'], json.dumps(body))
 
 
-def _acquire(limit):
-    """A slot of the ``limit`` streams this process serves, else a 503."""
-    with _streams_lock:
-        streams = _streams.setdefault(limit,
-                                      threading.BoundedSemaphore(limit))
-    if not streams.acquire(blocking=False):
-        raise messages.RedfishError(
-            'ServiceTemporarilyUnavailable', _RETRY_AFTER, code=503,
-            headers={'Retry-After': str(_RETRY_AFTER)},
-            detail='%d event streams are open, the most this process '
-            'serves; retry in %d seconds' % (limit, _RETRY_AFTER))
-    return streams
+def _limit(settings):
+    key = (settings.sse_streams, settings.sse_streams_per_account)
+    with _limits_lock:
+        return _limits.setdefault(key, capacity.Limit(
+            'event streams', *key, retry_after=_RETRY_AFTER))
+
+
+def _writable(sock, timeout):
+    """Whether ``sock`` takes more bytes within ``timeout`` seconds."""
+    poller = select.poll()
+    try:
+        poller.register(sock, select.POLLOUT)
+    except ValueError:   # closed
+        return True
+    return bool(poller.poll(timeout * 1000))
+
+
+def _shut(sock):
+    try:
+        sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+
+
+def _sent(chunks, sock, timeout):
+    """``chunks``, ended when the client read nothing for ``timeout`` s.
+
+    A write the client does not read would hold the thread for good
+    once the connection's buffers are full, and so would the server's
+    last chunk after the stream ends: the connection is shut down
+    instead, which ends the server's writes too.
+    """
+    try:
+        for chunk in chunks:
+            if sock is not None and not _writable(sock, timeout):
+                LOG.warning('Event stream ended: its client read nothing '
+                            'for %s s', timeout)
+                _shut(sock)
+                return
+            yield chunk
+        if sock is not None and not _writable(sock, timeout):
+            _shut(sock)
+    finally:
+        chunks.close()
 
 
 def _stream(service, owner, alternatives, since):
@@ -179,6 +220,8 @@ def _stream(service, owner, alternatives, since):
                     yield _message(record)
         while not stopping.is_set():
             if events.full():
+                LOG.warning('Event stream ended: its client is %d events '
+                            'behind', QUEUE)
                 return
             try:
                 key, record, where = events.get(timeout=KEEPALIVE)
@@ -217,9 +260,13 @@ def server_sent_events():
         owner=request.environ.get(auth.USER_KEY) or '',
         owner_groups=account.groups if account else ())
     since = _key(request.headers.get('Last-Event-ID'))
-    streams = _acquire(service.settings.sse_streams)
+    settings = service.settings
+    limit, user = _limit(settings), request.environ.get(auth.USER_KEY)
+    limit.acquire(user, capacity.server_threads(request.environ))
     response = flask.Response(
-        _stream(service, owner, alternatives, since),
+        _sent(_stream(service, owner, alternatives, since),
+              capacity.connection(request.environ),
+              settings.sse_send_timeout),
         mimetype=MEDIA_TYPE, headers={'X-Accel-Buffering': 'no'})
-    response.call_on_close(streams.release)
+    response.call_on_close(lambda: limit.release(user))
     return response

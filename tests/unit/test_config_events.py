@@ -41,6 +41,7 @@ def test_defaults_and_values():
     ('LEASE_DURATION', 'long'), ('DENIED_HOSTS', 'a.example'),
     ('RENEW_PERIOD', 8),  # more than half the default duration (15)
     ('MAX_SUBSCRIPTIONS', 0), ('WORKERS', 0), ('WORKERS', 2.0),
+    ('SSE_STREAMS_PER_ACCOUNT', 0), ('SSE_SEND_TIMEOUT', 0),
 ])
 def test_a_bad_value_names_its_key(key, value):
     with pytest.raises(config.ConfigError) as exc:
