@@ -95,13 +95,16 @@ class Limit:
         thread meanwhile), at most ``per_account`` of each account.
     :param wait: seconds one waits at most.
     :param retry_after: the 503's ``Retry-After``.
+    :param brief: its requests end on their own, so one may take the
+        only thread of a server that has one (a stream would for good).
     """
 
     def __init__(self, what, per_process, per_account, waiting=0, wait=0.0,
-                 retry_after=5):
+                 retry_after=5, brief=False):
         self.what, self.per_process, self.per_account = (
             what, per_process, per_account)
         self.waiting, self.wait, self.retry_after = waiting, wait, retry_after
+        self.brief = brief
         self.running = collections.Counter()
         self.queue = []
 
@@ -126,10 +129,11 @@ class Limit:
 
     def _check(self, account, threads):
         """Raise the 503 for a request that may neither run nor wait."""
-        if threads is not None and _held[0] >= threads - 1:
+        if threads is not None and _held[0] >= max(
+                threads - 1, 1 if self.brief else 0):
             raise self._refuse(
-                'The %d threads of this process serve other requests: %s '
-                'and the like may hold all but one' % (threads, self.what))
+                'This process serves requests with %d thread(s): %s and the '
+                'like may hold all but one' % (threads, self.what))
         if not self._full(account):
             return
         if account is not None and \

@@ -52,7 +52,7 @@ MAX_EXPANDED = 1000
 #: ``$expand`` requests: 2 at once per process, 1 per account, 4 more
 #: waiting up to 10 s.
 EXPANSIONS = capacity.Limit('expansions ($expand)', 2, 1, waiting=4,
-                            wait=10.0, retry_after=2)
+                            wait=10.0, retry_after=2, brief=True)
 FEATURES = {
     'ExcerptQuery': False,
     'ExpandQuery': {'ExpandAll': True, 'Levels': True, 'Links': True,

@@ -26,7 +26,9 @@ Bounded (:mod:`~sushy_kubevirt.redfish.capacity`): at most
 ``SUSHY_EMULATOR_KUBEVIRT_EVENTS_SSE_STREAMS`` streams per process, fewer
 than its server threads, and ``..._SSE_STREAMS_PER_ACCOUNT`` of one
 account (a 503 with ``Retry-After`` beyond), a keepalive comment every
-:data:`KEEPALIVE` seconds (which also notices a client gone); a stream
+:data:`KEEPALIVE` seconds; a client that hangs up is noticed within
+:data:`HANGUP_POLL` seconds (its end of the connection, polled), or at the
+next keepalive when the server does not tell the socket; a stream
 whose client reads too slowly (:data:`QUEUE` events behind) or reads
 nothing for ``..._SSE_SEND_TIMEOUT`` seconds while the connection's send
 buffer is full ends, to be resumed with ``Last-Event-ID``. Each stream
@@ -41,6 +43,7 @@ import re
 import select
 import socket
 import threading
+import time
 import types
 
 import flask
@@ -59,6 +62,8 @@ URI = eventservice.SERVER_SENT_EVENTS
 MEDIA_TYPE = 'text/event-stream'
 #: Seconds between keepalive comments.
 KEEPALIVE = 15.0
+#: Seconds between two checks that the client is still connected.
+HANGUP_POLL = 1.0
 #: Events waiting for a slow client before its stream ends.
 QUEUE = 1000
 _RETRY_AFTER = 5
@@ -169,6 +174,23 @@ def _writable(sock, timeout):
     return bool(poller.poll(timeout * 1000))
 
 
+def _hung_up(sock):
+    """Whether the client closed its end of ``sock`` (or it is closed).
+
+    Polled, never read: an SSE client sends nothing more, so a readable
+    end is a hang-up (or a reset).
+    """
+    if sock is None:
+        return False
+    poller = select.poll()
+    try:
+        poller.register(sock, select.POLLRDHUP)
+    except ValueError:   # closed
+        return True
+    return any(mask & (select.POLLRDHUP | select.POLLHUP | select.POLLERR)
+               for _, mask in poller.poll(0))
+
+
 def _shut(sock):
     try:
         sock.shutdown(socket.SHUT_RDWR)
@@ -198,7 +220,7 @@ def _sent(chunks, sock, timeout):
         chunks.close()
 
 
-def _stream(service, owner, alternatives, since):
+def _stream(service, owner, alternatives, since, sock):
     """The events of one stream, until the client or the process goes."""
     events = queue.Queue(QUEUE)
 
@@ -218,17 +240,23 @@ def _stream(service, owner, alternatives, since):
             for key, record, where in backlog:
                 if key > since and passes(record, where):
                     yield _message(record)
+        quiet = time.monotonic()
         while not stopping.is_set():
             if events.full():
                 LOG.warning('Event stream ended: its client is %d events '
                             'behind', QUEUE)
                 return
             try:
-                key, record, where = events.get(timeout=KEEPALIVE)
+                key, record, where = events.get(timeout=HANGUP_POLL)
             except queue.Empty:
-                yield ': keepalive\n\n'
+                if _hung_up(sock):
+                    return
+                if time.monotonic() >= quiet + KEEPALIVE:
+                    quiet = time.monotonic()
+                    yield ': keepalive\n\n'
                 continue
             if passes(record, where):
+                quiet = time.monotonic()
                 yield _message(record)
     finally:
         service.unlisten(listener)
@@ -263,9 +291,9 @@ def server_sent_events():
     settings = service.settings
     limit, user = _limit(settings), request.environ.get(auth.USER_KEY)
     limit.acquire(user, capacity.server_threads(request.environ))
+    sock = capacity.connection(request.environ)
     response = flask.Response(
-        _sent(_stream(service, owner, alternatives, since),
-              capacity.connection(request.environ),
+        _sent(_stream(service, owner, alternatives, since, sock), sock,
               settings.sse_send_timeout),
         mimetype=MEDIA_TYPE, headers={'X-Accel-Buffering': 'no'})
     response.call_on_close(lambda: limit.release(user))

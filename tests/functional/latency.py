@@ -26,21 +26,25 @@ import requests
 
 TIMEOUT = 5.0
 RATIO = 3
+#: GETs of a sample: the p99 is their 4th slowest.
+COUNT = 300
+#: Seconds the GETs of a sample may take.
+BOUND = 60.0
 
 
-def gets(url, paths, count, until=None, bound=60.0, auth=None):
-    """Seconds of ``count`` GETs of ``paths`` in turn, None when unanswered.
+def gets(url, paths, until=None):
+    """Seconds of COUNT GETs of ``paths`` in turn, None when unanswered.
 
-    With ``until``, GETs go on past ``count`` until ``until()`` is true,
-    within ``bound`` seconds.
+    With ``until``, GETs go on past COUNT until ``until()`` is true,
+    within :data:`BOUND` seconds.
     """
-    samples, deadline = [], time.monotonic() + bound
-    while (len(samples) < count or (until and not until())) and \
+    samples, deadline = [], time.monotonic() + BOUND
+    while (len(samples) < COUNT or (until and not until())) and \
             time.monotonic() < deadline:
         started = time.monotonic()
         try:
             answer = requests.get(url + paths[len(samples) % len(paths)],
-                                  auth=auth, timeout=TIMEOUT,
+                                  timeout=TIMEOUT,
                                   headers={'Connection': 'close'})
             ok = answer.status_code == 200
         except requests.RequestException:

@@ -86,7 +86,7 @@ def _refused(answer):
 def test_plain_gets_keep_their_latency_beside_20_expansions(gunicorn):
     url = gunicorn.url
     paths = _members(url)[:20]
-    before = latency.gets(url, paths, 200)
+    before = latency.gets(url, paths)
     answers = []
 
     def expand():
@@ -98,10 +98,10 @@ def test_plain_gets_keep_their_latency_beside_20_expansions(gunicorn):
     expansions = [threading.Thread(target=expand) for _ in range(20)]
     for thread in expansions:
         thread.start()
-    loud = latency.gets(url, paths, 200, until=lambda: len(answers) == 20)
+    loud = latency.gets(url, paths, until=lambda: len(answers) == 20)
     for thread in expansions:
         thread.join(60)
-    after = latency.gets(url, paths, 200)
+    after = latency.gets(url, paths)
     latency.assert_kept(loud, before, after)
     assert len(answers) == 20 and all(
         isinstance(a, requests.Response) and _refused(a)

@@ -69,12 +69,21 @@ def test_every_limit_leaves_a_thread_to_plain_requests():
     expansions = capacity.Limit('expansions', 5, 5)
     streams.acquire('a', 3)
     expansions.acquire('b', 3)
-    assert 'The 3 threads of this process' in _refused(streams, 'c', 3)
-    assert 'The 3 threads of this process' in _refused(expansions, 'c', 3)
+    assert 'with 3 thread(s)' in _refused(streams, 'c', 3)
+    assert 'with 3 thread(s)' in _refused(expansions, 'c', 3)
     streams.acquire('c', None)   # unknown threads: the limit alone
     for limit, account in ((streams, 'a'), (expansions, 'b'),
                            (streams, 'c')):
         limit.release(account)
+
+
+def test_a_single_thread_serves_brief_requests_only():
+    streams = capacity.Limit('streams', 5, 5)
+    expansions = capacity.Limit('expansions', 5, 5, brief=True)
+    assert 'with 1 thread(s)' in _refused(streams, 'a', 1)
+    expansions.acquire('a', 1)
+    assert 'with 1 thread(s)' in _refused(expansions, 'b', 1)
+    expansions.release('a')
 
 
 def test_waiters_run_in_turn_past_a_busy_account():
