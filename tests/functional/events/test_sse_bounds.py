@@ -27,6 +27,7 @@ import time
 import bcrypt
 import pytest
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 from tests.functional.events import conftest
 from tests.functional.events import sse
@@ -132,6 +133,9 @@ def _stream_opens(url, auth=None):
         return stream.response.status_code
 
 
+@pytest.mark.skipif(backend.REAL, reason="fills a loopback connection's "
+                    'buffers (about 5,000 events): a real control plane '
+                    'makes 8 edits a second, the simulator 500')
 @pytest.mark.parametrize('mode', ['gunicorn', 'sushy-kubevirt-emulator'])
 def test_a_stream_whose_client_reads_nothing_ends(sim, tmp_path, process,
                                                   mode):
@@ -144,12 +148,7 @@ def test_a_stream_whose_client_reads_nothing_ends(sim, tmp_path, process,
     url = process(proc).url
     conftest.wait_leader([url])   # its EventService watches
     port = int(url.rpartition(':')[2])
-    with socket.socket() as client:
-        # A small receive window: the connection's buffers fill after a
-        # few dozen events, not the thousands a loopback's autotuned
-        # buffers take (more than a real control plane's edits make).
-        client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        client.connect(('127.0.0.1', port))
+    with socket.create_connection(('127.0.0.1', port)) as client:
         client.sendall(b'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n'
                        b'Accept: text/event-stream\r\n\r\n'
                        % sse.URI.encode())
@@ -165,13 +164,10 @@ def test_a_stream_whose_client_reads_nothing_ends(sim, tmp_path, process,
         grew, unsent, edits = time.monotonic(), 0, 0
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
-            batch = time.monotonic() + 0.1   # a real API server's are slow
             for _ in range(50):
                 edits += 1
                 conftest.edit_cores(sim, 'vm-%05d' % (edits % 8),
                                     1 + edits % 7)
-                if time.monotonic() > batch:
-                    break
             time.sleep(0.1)
             state, now_unsent = _server_side(port, client_port)
             if state not in (None, '01'):   # no longer ESTABLISHED
