@@ -19,12 +19,24 @@ request: tried, clear 4xx, 5xx, and those that changed state.
 
 import collections
 
+import bcrypt
 import pytest
 from tests.functional.vmedia.conftest import emulator  # noqa: F401
 from tests.functional.vmedia.conftest import images  # noqa: F401
 from tests.functional.vmedia.conftest import machine  # noqa: F401
 from tests.functional.vmedia.conftest import machines  # noqa: F401
 from tests.functional.vmedia.conftest import sim  # noqa: F401
+
+
+def htpasswd(directory, users, password, cost=4):
+    """An htpasswd file in ``directory``, every user with ``password``.
+
+    Hashed once, at a bcrypt ``cost`` cheap enough for tests.
+    """
+    path = directory / 'htpasswd'
+    digest = bcrypt.hashpw(password.encode(), bcrypt.gensalt(cost)).decode()
+    path.write_text(''.join('%s:%s\n' % (user, digest) for user in users))
+    return str(path)
 
 
 class Tally:

@@ -25,7 +25,6 @@ import http.client
 import json
 import secrets
 
-import bcrypt
 from kubernetes import client as kube_client
 from kubernetes import config as kube_config
 import pytest
@@ -47,10 +46,8 @@ LOCKED_FOR = 600
 
 @pytest.fixture(scope='module')
 def auth_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp('auth') / 'htpasswd'
-    digest = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(COST)).decode()
-    path.write_text(''.join('%s:%s\n' % (user, digest) for user in USERS))
-    return str(path)
+    return conftest.htpasswd(tmp_path_factory.mktemp('auth'), USERS,
+                             PASSWORD, COST)
 
 
 def _lockout(auth_file, **extra):

@@ -28,7 +28,6 @@ import secrets
 import threading
 import time
 
-import bcrypt
 import pytest
 from tests.functional.emulator import harness
 from tests.functional.hostile import conftest
@@ -47,10 +46,8 @@ BURST, RATE = 10, 0.05
 
 @pytest.fixture(scope='module')
 def auth_file(tmp_path_factory):
-    path = tmp_path_factory.mktemp('auth') / 'htpasswd'
-    digest = bcrypt.hashpw(PASSWORD.encode(), bcrypt.gensalt(COST)).decode()
-    path.write_text(''.join('%s:%s\n' % (user, digest) for user in USERS))
-    return str(path)
+    return conftest.htpasswd(tmp_path_factory.mktemp('auth'), USERS,
+                             PASSWORD, COST)
 
 
 def _settings(auth_file, **extra):
