@@ -44,6 +44,7 @@ from sushy_kubevirt.controlplane import build
 from sushy_kubevirt.controlplane import crds
 from sushy_kubevirt.controlplane import pki
 from sushy_kubevirt import files
+from sushy_kubevirt import ports
 
 HOST = '127.0.0.1'
 SERVICE_CIDR = '10.0.0.0/24'
@@ -212,7 +213,8 @@ class ControlPlane:
         self.workdir.mkdir(parents=True, exist_ok=True)
         self._make_pki()
         self.etcd_port = free_port()
-        self.port = self.port or free_port()
+        # Restarted on its port (restart_api): below the ephemeral range.
+        self.port = self.port or ports.restartable(HOST)
         try:
             self._start_etcd()
             self._start_apiserver()

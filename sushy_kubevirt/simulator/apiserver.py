@@ -36,6 +36,7 @@ import threading
 import time
 import urllib.parse
 
+from sushy_kubevirt import ports
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import encoding
 from sushy_kubevirt.simulator import routing
@@ -87,6 +88,8 @@ class ApiServer:
         self._connections = set()
 
     def start(self):
+        if not self.port:
+            self.port = ports.restartable(self.host)
         handler = type('Handler', (_Handler,), {'api': self})
         self._httpd = _Server((self.host, self.port), handler)
         self._httpd.ssl_context = self.ssl_context

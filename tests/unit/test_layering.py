@@ -27,7 +27,7 @@ FLOORS = (
     ('redfish',),
     ('drivers', 'events', 'accounts'),
     ('kube', 'kubevirt', 'errormap', 'imagecheck'),
-    ('config', 'messages', 'files'),
+    ('config', 'messages', 'files', 'ports'),
 )
 #: The stand-in cluster and the benchmarks, beside the emulator: they
 #: import no room of its upper floors.

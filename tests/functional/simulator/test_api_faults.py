@@ -119,6 +119,19 @@ def test_latency_per_request(simulator, custom):
     assert time.monotonic() - started < 0.3
 
 
+def test_restart_reopens_its_port_whatever_clients_do_meanwhile(simulator):
+    # Below the ephemeral range: no client's local port, not even a
+    # client connected to itself while the server is down (TCP
+    # simultaneous open: the CI's "Address already in use" in
+    # test_staleness, each reconnect reading its own ClientHello).
+    port = int(simulator.url.rpartition(':')[2])
+    with open('/proc/sys/net/ipv4/ip_local_port_range') as stream:
+        assert port < int(stream.read().split()[0])
+    for _ in range(3):
+        assert simulator.restart_api(down_seconds=0.2).wait(5)
+        assert simulator.url.endswith(':%d' % port)
+
+
 def test_restart_refuses_connections_then_cuts_watches(simulator, custom):
     apitools.create(custom, 'a')
     resp = apitools.watch_lines(

@@ -1,0 +1,57 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""Ports for servers that stop and listen again on the same port.
+
+``bind(('127.0.0.1', 0))`` gives a port of the ephemeral range
+(``ip_local_port_range``), the range outgoing connections take their
+local port from. While a server on such a port is down, its own clients
+reconnecting can take it: even a client's connection to itself (TCP
+simultaneous open, which then reads its own TLS ClientHello, "wrong
+version number"). The server then cannot listen again (``Address
+already in use``). A server that restarts on its port (the simulator's
+``restart_api``, the control plane's kube-apiserver) listens below that
+range instead, as kube-apiserver's 6443 does.
+"""
+
+import random
+import socket
+
+#: Linux's setting, and its default when it cannot be read.
+_RANGE = '/proc/sys/net/ipv4/ip_local_port_range'
+_EPHEMERAL_LOW = 32768
+#: Ports tried before giving up.
+TRIES = 100
+
+
+def _ephemeral_low():
+    try:
+        with open(_RANGE) as stream:
+            return int(stream.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return _EPHEMERAL_LOW
+
+
+def restartable(host):
+    """A port on ``host`` below the ephemeral range, free a moment ago."""
+    high = _ephemeral_low()
+    low = max(1024, high // 2)
+    for _ in range(TRIES):
+        port = random.randrange(low, high)
+        with socket.socket() as sock:
+            try:
+                sock.bind((host, port))
+            except OSError:
+                continue
+        return port
+    raise OSError('no free port on %s between %d and %d after %d tries'
+                  % (host, low, high - 1, TRIES))
