@@ -177,8 +177,8 @@ def _writable(sock, timeout):
 def _hung_up(sock):
     """Whether the client closed its end of ``sock`` (or it is closed).
 
-    Polled, never read: an SSE client sends nothing more, so a readable
-    end is a hang-up (or a reset).
+    Polled, never read: the client's shutdown (``POLLRDHUP``), a hang-up
+    or an error on the connection.
     """
     if sock is None:
         return False
