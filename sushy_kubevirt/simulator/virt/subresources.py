@@ -91,7 +91,9 @@ class Subresources:
         if live and grace is not None and not dry:
             self.vmis.mutate(vmi, lambda o: o['spec'].__setitem__(
                 'terminationGracePeriodSeconds', grace))
-        if strategy in ('Halted', 'Manual'):
+        if strategy in ('Halted', 'Manual', 'RerunOnFailure'):
+            # Halted: a shorter grace period only; Manual, RerunOnFailure:
+            # a Stop request, the run strategy kept.
             if not live:
                 raise conflict(VM, name, 'VM is not running')
             if strategy == 'Halted' and (grace is None or (

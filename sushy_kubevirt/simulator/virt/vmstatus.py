@@ -77,7 +77,11 @@ def _sync_with_vmi(vm, vmi, status):
 
 
 def printable_status(vm, vmi, dvs):
-    """virt-controller's setPrintableStatus precedence (modelled part)."""
+    """virt-controller's setPrintableStatus precedence (modelled part).
+
+    The DataVolume statuses rank above Starting and Stopped whatever the
+    run strategy: a stopped VM whose volume imports is Provisioning.
+    """
     live = vmi is not None and not model.is_final(vmi)
     if model.deleting(vm):
         return 'Terminating'
@@ -85,14 +89,31 @@ def printable_status(vm, vmi, dvs):
         return 'Stopping'
     if model.phase_of(vmi) == 'Running':
         return 'Paused' if conditions.has_true(vmi, 'Paused') else 'Running'
-    phases = [model.phase_of(dv) for dv in dvs.values() if dv is not None]
-    if 'Failed' in phases:
+    present = [dv for dv in dvs.values() if dv is not None]
+    if any(_dv_error(dv) for dv in present):
         return 'DataVolumeError'
-    if any(p not in model.DV_READY for p in phases):
+    if any(_dv_provisioning(dv) for dv in present):
         return 'Provisioning'
     if live:
         return 'Starting'
     return 'Stopped'
+
+
+def _dv_error(dv):
+    """KubeVirt's HasDataVolumeErrors: Failed, or its importer erring."""
+    running = conditions.condition(dv, 'Running') or {}
+    return model.phase_of(dv) == 'Failed' or (
+        running.get('status') == 'False'
+        and running.get('reason') in ('Error', 'ImagePullFailed'))
+
+
+def _dv_provisioning(dv):
+    """KubeVirt's HasDataVolumeProvisioning (WFFC and unbound is not)."""
+    phase = model.phase_of(dv)
+    if phase in ('Succeeded', 'PendingPopulation'):
+        return False
+    return phase != 'WaitForFirstConsumer' or conditions.has_true(
+        dv, 'Bound')
 
 
 def stopped_status(vm):

@@ -12,6 +12,8 @@
 
 """subresources.kubevirt.io/v1: bodies, gracePeriod rules, 4xx cases."""
 
+import socket
+
 from kubernetes import client
 import pytest
 from tests.functional.simulator import vmtools
@@ -63,6 +65,36 @@ def test_failed_datavolume_blocks_start(simulator, custom):
         '"bad": Always does not support manual start requests')
 
 
+@pytest.fixture
+def silent_url():
+    """An image URL whose server accepts and never answers."""
+    with socket.socket() as server:
+        server.bind(('127.0.0.1', 0))
+        server.listen(8)
+        yield 'http://127.0.0.1:%d/disk.img' % server.getsockname()[1]
+
+
+@pytest.mark.parametrize('printable', ['DataVolumeError', 'Provisioning'])
+def test_stopped_vm_ranks_its_datavolumes_first(simulator, custom,
+                                                silent_url, printable):
+    """virt-controller ranks Provisioning/DataVolumeError above Stopped."""
+    name = 'dv' + printable[:4].lower()
+    vm = objects.make_vm(name, run_strategy='Manual')
+    template = vm['spec'].pop('dataVolumeTemplates')[0]
+    url = silent_url if printable == 'Provisioning' else \
+        'http://127.0.0.1:1/disk.img'
+    template['spec']['source'] = {'http': {'url': url}}
+    template['metadata']['annotations'] = {
+        'cdi.kubevirt.io/storage.bind.immediate.requested': 'true'}
+    custom.create_namespaced_custom_object(
+        'cdi.kubevirt.io', 'v1beta1', 'default', 'datavolumes',
+        {'metadata': template['metadata'], 'spec': template['spec']})
+    custom.create_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default', vmtools.VMS, vm)
+    vmtools.wait_printable(simulator, custom, name, printable)
+    assert vmtools.get(custom, name, vmtools.VMIS) is None
+
+
 def test_vmi_waits_for_its_datavolumes(simulator, custom):
     vm = unreachable_root('wait', run_strategy='Manual')
     # A DataVolume that is not a template: the VMI is created and waits.
@@ -103,6 +135,27 @@ def test_stop_and_restart_of_a_stopped_vm(simulator, custom):
         '"mn": VM is not running: Halted')
     assert vmtools.refused(custom, 'mn', 'stop')['message'].endswith(
         '"mn": VM is not running')
+
+
+def test_rerun_on_failure_stop_is_a_stop_request(simulator, custom):
+    """virt-api keeps RerunOnFailure and asks virt-controller to stop."""
+    vmtools.create_vm(custom, 'rs', run_strategy='RerunOnFailure')
+    _vm, vmi = vmtools.wait_running(simulator, custom, 'rs')
+    assert vmtools.action(custom, 'rs', 'stop').status_code == 202
+    vm = vmtools.get(custom, 'rs')
+    assert vm['spec']['runStrategy'] == 'RerunOnFailure'
+    assert vm['status']['stateChangeRequests'] == [
+        {'action': 'Stop', 'uid': vmi['metadata']['uid']}]
+    vmtools.wait_printable(simulator, custom, 'rs', 'Stopped', timeout=30)
+    simulator.wait_for(lambda: vmtools.get(custom, 'rs', vmtools.VMIS)
+                       is None, timeout=30)
+    vm = vmtools.get(custom, 'rs')
+    assert vm['spec']['runStrategy'] == 'RerunOnFailure'
+    assert not vm['status'].get('stateChangeRequests')
+    assert vmtools.refused(custom, 'rs', 'stop')['message'].endswith(
+        '"rs": VM is not running')
+    assert vmtools.action(custom, 'rs', 'start').status_code == 202
+    vmtools.wait_running(simulator, custom, 'rs')
 
 
 def test_halted_stop_needs_a_shorter_grace_period(simulator, custom):
