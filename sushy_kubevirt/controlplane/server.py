@@ -53,6 +53,11 @@ ADMIN_USER = 'sushy-kubevirt-admin'
 #: the PVC protection controller (admission gives every PVC its finalizer).
 KCM_CONTROLLERS = ('garbagecollector,namespace,serviceaccount,'
                    'persistentvolumeclaim-protection-controller')
+#: and the PV controller, which binds the claims of a provisioner
+#: (``sushy_kubevirt.simulator.nodes.volumes``) to its volumes.
+KCM_WITH_PV_BINDER = KCM_CONTROLLERS + (
+    ',persistentvolume-binder-controller,'
+    'persistentvolume-protection-controller')
 START_TIMEOUT = 120.0
 
 
@@ -168,7 +173,8 @@ class ControlPlane:
     """etcd + kube-apiserver + kube-controller-manager on loopback."""
 
     def __init__(self, workdir=None, *, crd_schemas=None, binaries=None,
-                 port=None, apiserver_args=(), log=None):
+                 port=None, apiserver_args=(), log=None, prepare=None,
+                 controllers=KCM_CONTROLLERS):
         self._tmp = None
         if workdir is None:
             self._tmp = tempfile.TemporaryDirectory(prefix='skv-cp-')
@@ -178,6 +184,11 @@ class ControlPlane:
         self.binaries = binaries
         self.apiserver_args = list(apiserver_args)
         self.log = log
+        #: ``prepare(self)`` installs CRDs before the garbage collector
+        #: starts (instead of those of ``crd_schemas``)
+        self.prepare = prepare
+        #: kube-controller-manager's --controllers
+        self.controllers = controllers
         self.admin_token = secrets.token_urlsafe(32)
         self.port = port
         self.etcd_port = None
@@ -221,7 +232,9 @@ class ControlPlane:
             self.wait_ready()
             # The CRDs first: the garbage collector maps owners' kinds at
             # start (a kind it cannot map waits for its 30 s resync).
-            if self.crd_schemas:
+            if self.prepare is not None:
+                self.prepare(self)
+            elif self.crd_schemas:
                 self.install_crds(crds.load(self.crd_schemas))
             self._start_controller_manager()
         except BaseException:
@@ -340,7 +353,7 @@ class ControlPlane:
         self._spawn('kube-controller-manager', [
             str(self.binaries['kube-controller-manager']),
             '--kubeconfig', str(kubeconfig),
-            '--controllers', KCM_CONTROLLERS,
+            '--controllers', self.controllers,
             '--service-account-private-key-file', str(self.pki / 'sa.key'),
             '--root-ca-file', str(self.ca_file),
             # Each controller as its own ServiceAccount, as clusters run
