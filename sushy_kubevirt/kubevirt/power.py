@@ -54,8 +54,8 @@ gives it ``runStrategy: Manual``.
 
 import collections
 
+from sushy_kubevirt.kubevirt import applied
 from sushy_kubevirt.kubevirt import fields
-from sushy_kubevirt.kubevirt import firmware
 from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import refusals
 
@@ -96,11 +96,12 @@ FINAL_PHASES = ('Succeeded', 'Failed')
 STARTING_PHASES = ('', 'Pending', 'Scheduling', 'Scheduled')
 STOPPING_STATUSES = ('Stopping', 'Terminating')
 # printableStatus values of a VM that wants to run but has no live VMI.
+# Not Provisioning or DataVolumeError: virt-controller ranks them ahead of
+# Stopped whether the VM is to run or not (a tray importing or failed).
 STARTING_STATUSES = (
-    'Starting', 'Provisioning', 'WaitingForVolumeBinding',
-    'WaitingForReceiver', 'ErrorUnschedulable', 'ErrImagePull',
-    'ImagePullBackOff', 'ErrorPvcNotFound', 'DataVolumeError',
-    'DataVolumeNotFound', 'CrashLoopBackOff')
+    'Starting', 'WaitingForVolumeBinding', 'WaitingForReceiver',
+    'ErrorUnschedulable', 'ErrImagePull', 'ImagePullBackOff',
+    'ErrorPvcNotFound', 'DataVolumeNotFound', 'CrashLoopBackOff')
 
 
 def run_strategy(vm):
@@ -178,10 +179,13 @@ def power_state(vm, vmi):
       Paused. Phase Unknown (node lost) also reads On: the VMI is not final.
     * PoweringOn: a live VMI in phase ''/Pending/Scheduling/Scheduled; or
       no live VMI and a pending Start request, strategy Always, strategy
-      Once that has not run yet, RerunOnFailure after a Failed run, or a
-      starting printableStatus (Starting, Provisioning,
+      Once that has not run yet, RerunOnFailure after a Failed run or
+      just set (``status.runStrategy`` another: virt-controller starts
+      it), or a starting printableStatus (Starting,
       WaitingForVolumeBinding, ...) unless the strategy is Halted.
-    * Off: anything else (no VMI, or a final one).
+    * Off: anything else (no VMI, or a final one), Provisioning and
+      DataVolumeError included: they say a DataVolume imports or failed,
+      not that the VM is to run.
     """
     strategy = run_strategy(vm)
     pending = _pending(vm)
@@ -200,7 +204,9 @@ def power_state(vm, vmi):
         return POWERING_ON
     if strategy == 'Once' and vmi is None:
         return POWERING_ON
-    if strategy == 'RerunOnFailure' and _phase(vmi) == 'Failed':
+    if strategy == 'RerunOnFailure' and (_phase(vmi) == 'Failed' or (
+            vmi is None and fields.get(vm, 'status', 'runStrategy')
+            != strategy)):
         return POWERING_ON
     if strategy != 'Halted' and printable in STARTING_STATUSES:
         return POWERING_ON
@@ -287,22 +293,31 @@ def _force_cycle(reset_type, vm, vmi, state):
     return calls
 
 
+def _reboot_policy(vm, vmi):
+    """The running VMI's rebootPolicy (the template's without one)."""
+    if fields.get(vmi, 'spec', 'domain'):
+        return fields.get(vmi, 'spec', 'domain', 'rebootPolicy')
+    return fields.get(fields.domain(vm), 'rebootPolicy')
+
+
 def _soft_reboot_applies(vm, vmi):
     """A guest reboot is a faithful GracefulRestart.
 
-    It needs a running, unpaused VMI with a connected guest agent, and it
-    must not hide a pending template change: with the default
-    ``rebootPolicy: Reboot`` the VMI survives an in-guest reboot and keeps
-    its old boot order and media, so a VM with RestartRequired is
-    restarted instead. ``rebootPolicy: Terminate`` re-creates the VMI from
-    the template on a guest reboot, so softreboot is fine then.
+    It needs a running, unpaused VMI with a connected guest agent.
+    ``rebootPolicy: Terminate`` ends the VMI on a guest reboot, and only
+    strategy Always makes a new one (from the template): any other VM
+    would end Off, so it is restarted. With the default ``Reboot`` the
+    VMI survives with its old boot order, media and BIOS, so a change it
+    has not taken (:func:`.applied.restart_pending`: RestartRequired, or
+    one virt-controller has not flagged yet) is restarted instead.
     """
     if _phase(vmi) != 'Running' or paused(vmi):
         return False
     if not fields.condition(vmi, 'AgentConnected'):
         return False
-    policy = fields.get(fields.domain(vm), 'rebootPolicy')
-    return policy == 'Terminate' or not firmware.restart_required(vm)
+    if _reboot_policy(vm, vmi) == 'Terminate':
+        return run_strategy(vm) == 'Always'
+    return not applied.restart_pending(vm, vmi)
 
 
 def _restart(reset_type, vm, vmi, state, force):
@@ -333,8 +348,8 @@ def reset_plan(reset_type, vm, vmi):
       progress); GracefulShutdown: stop {}; [] when Off. While a restart
       is pending: Manual, stop, Halted (see the module docstring).
     * GracefulRestart: softreboot of the VMI when it runs with a guest
-      agent connected and no template change is pending (see
-      :func:`_soft_reboot_applies`), else restart {}.
+      agent connected, no change is pending and the guest's reboot keeps
+      it on (see :func:`_soft_reboot_applies`), else restart {}.
     * ForceRestart: restart {"gracePeriodSeconds": 0}, a new VMI from the
       current template (boot order and media changes apply); while
       PoweringOff: stop {"gracePeriod": 0} and runStrategy Always.

@@ -57,9 +57,10 @@ def vm(name='node-0', namespace='lab', disks=(), interfaces=(),
 
 
 def vmi(phase='Running', uid='vmi-1', conditions=(), deleting=False,
-        grace=None, interfaces=()):
+        grace=None, interfaces=(), domain=None, spec=None):
+    """A VMI dict; ``spec`` (e.g. a VM's template spec) is copied."""
     obj = {'metadata': {'name': 'node-0', 'namespace': 'lab', 'uid': uid},
-           'spec': {},
+           'spec': copy.deepcopy(spec or {}),
            'status': {'phase': phase,
                       'conditions': [{'type': c, 'status': 'True'}
                                      for c in conditions],
@@ -68,6 +69,8 @@ def vmi(phase='Running', uid='vmi-1', conditions=(), deleting=False,
         obj['metadata']['deletionTimestamp'] = '2024-01-01T00:00:01Z'
     if grace is not None:
         obj['spec']['terminationGracePeriodSeconds'] = grace
+    if domain is not None:
+        obj['spec']['domain'] = copy.deepcopy(domain)
     return obj
 
 

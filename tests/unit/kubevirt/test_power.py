@@ -22,10 +22,12 @@ Call = power.Call
 
 
 def _vm(strategy='Halted', pending=(), printable=None, conditions=(),
-        domain=None, **kw):
+        domain=None, status_strategy=None, **kw):
     status = {'stateChangeRequests': [{'action': a} for a in pending]}
     if printable:
         status['printableStatus'] = printable
+    if status_strategy:
+        status['runStrategy'] = status_strategy
     status['conditions'] = [{'type': c, 'status': 'True'}
                             for c in conditions]
     return fx.vm(strategy=strategy, status=status, domain=domain, **kw)
@@ -53,7 +55,20 @@ def _vm(strategy='Halted', pending=(), printable=None, conditions=(),
     (_vm('Manual', ['Stop']), fx.vmi('Succeeded'), 'Off'),
     (_vm('Manual'), fx.vmi('Succeeded'), 'Off'),
     (_vm('Manual'), None, 'Off'),
-    (_vm('Manual', printable='Provisioning'), None, 'PoweringOn'),
+    # virt-controller ranks Provisioning and DataVolumeError (a tray
+    # importing or failed) ahead of Stopped whether or not the VM runs.
+    (_vm('Manual', printable='Provisioning'), None, 'Off'),
+    (_vm('Manual', printable='DataVolumeError'), None, 'Off'),
+    (_vm('RerunOnFailure', printable='Provisioning',
+         status_strategy='RerunOnFailure'), None, 'Off'),
+    (_vm('Once', printable='DataVolumeError'), fx.vmi('Succeeded'), 'Off'),
+    (_vm('Manual', ['Start'], printable='Provisioning'), None,
+     'PoweringOn'),
+    (_vm('Always', printable='DataVolumeError'), None, 'PoweringOn'),
+    (_vm('Manual', printable='Provisioning'), fx.vmi('Pending'),
+     'PoweringOn'),
+    # A RerunOnFailure VM coming from another strategy is started.
+    (_vm('RerunOnFailure', printable='Provisioning'), None, 'PoweringOn'),
     (_vm('Manual', printable='WaitingForVolumeBinding'), None,
      'PoweringOn'),
     (_vm('Manual', printable='Stopped'), None, 'Off'),
@@ -81,6 +96,7 @@ MANUAL = Call('vm', power.RUN_STRATEGY, 'Manual')
 HALTED = Call('vm', power.RUN_STRATEGY, 'Halted')
 RESTARTING = ('Stop', 'Start')
 AGENT = ['AgentConnected']
+TERMINATE = {'rebootPolicy': 'Terminate'}
 
 
 @pytest.mark.parametrize('reset, vm, vmi, expected', [
@@ -124,6 +140,30 @@ AGENT = ['AgentConnected']
     ('GracefulRestart', _vm('Once'), fx.vmi(), [ONCE_TO_ALWAYS, RESTART]),
     ('GracefulRestart', _vm('Once'), fx.vmi(conditions=AGENT),
      [Call('vmi', 'softreboot', {})]),
+    # rebootPolicy Terminate ends the VMI on a guest reboot: only Always
+    # makes a new one, the others would end Off.
+    ('GracefulRestart', _vm('Manual', domain=TERMINATE),
+     fx.vmi(conditions=AGENT), [RESTART]),
+    ('GracefulRestart', _vm('RerunOnFailure', domain=TERMINATE),
+     fx.vmi(conditions=AGENT), [RESTART]),
+    ('GracefulRestart', _vm('Once', domain=TERMINATE),
+     fx.vmi(conditions=AGENT), [ONCE_TO_ALWAYS, RESTART]),
+    ('GracefulRestart', _vm('Always', domain=TERMINATE),
+     fx.vmi(conditions=AGENT), [Call('vmi', 'softreboot', {})]),
+    ('GracefulRestart', _vm('Manual'),
+     fx.vmi(conditions=AGENT, domain=TERMINATE), [RESTART]),
+    # A stopped VM whose tray imports or failed is Off: On starts it (the
+    # driver then refuses the start while the tray is not ready).
+    ('On', _vm('Manual', printable='Provisioning'), None, [START]),
+    ('PushPowerButton', _vm('Manual', printable='DataVolumeError'), None,
+     [START]),
+    ('On', _vm('RerunOnFailure', printable='Provisioning',
+               status_strategy='RerunOnFailure'), None, [START]),
+    ('GracefulRestart', _vm('Once', printable='Provisioning'),
+     fx.vmi('Succeeded'), [ONCE_TO_ALWAYS]),
+    ('ForceOff', _vm('Manual', printable='Provisioning'), None, []),
+    ('GracefulShutdown', _vm('Once', printable='DataVolumeError'),
+     fx.vmi('Succeeded'), []),
     ('ForceRestart', _vm('Always'), fx.vmi(conditions=AGENT), [RESTART0]),
     ('ForceRestart', _vm('Manual'), fx.vmi(), [RESTART0]),
     ('ForceRestart', _vm('Always'), fx.vmi('Scheduling'), [RESTART0]),
@@ -332,3 +372,73 @@ def test_starts():
 ])
 def test_needs_live_check(calls, vm, expected):
     assert power.needs_live_check(calls, vm) is expected
+
+
+# --- GracefulRestart sees a change the VMI has not taken yet. ---
+
+ROOT = {'name': 'root', 'disk': {'bus': 'virtio'}, 'bootOrder': 1}
+NIC = {'name': 'default', 'masquerade': {}, 'bootOrder': 2}
+CDROM = {'name': 'vmedia-cd', 'cdrom': {'bus': 'sata'}, 'bootOrder': 1}
+ROOT_VOLUME = {'name': 'root', 'dataVolume': {'name': 'node-0-root'}}
+CD_VOLUME = {'name': 'vmedia-cd', 'dataVolume': {'name': 'node-0-cd'}}
+
+
+def _running(disks=(ROOT,), interfaces=(NIC,), volumes=(ROOT_VOLUME,),
+             domain=None, **kw):
+    """An Always VM and the VMI made from its template (agent connected)."""
+    vm = fx.vm(strategy='Always', disks=disks, interfaces=interfaces,
+               volumes=volumes, domain=domain, **kw)
+    return vm, fx.vmi(conditions=AGENT, spec=vm['spec']['template']['spec'])
+
+
+def _edit(vm, change):
+    vm = jsonpatch.apply(vm, [])
+    change(vm['spec']['template']['spec'])
+    return vm
+
+
+def _insert(spec):
+    spec['domain']['devices']['disks'][0]['bootOrder'] = 2
+    spec['domain']['devices']['disks'].append(dict(CDROM))
+    spec['volumes'].append(dict(CD_VOLUME))
+
+
+def _pxe_first(spec):
+    spec['domain']['devices']['disks'][0]['bootOrder'] = 2
+    spec['domain']['devices']['interfaces'][0]['bootOrder'] = 1
+
+
+def _uefi(spec):
+    spec['domain']['firmware'] = {'bootloader': {'efi': {}}}
+
+
+def _new_image(spec):
+    spec['volumes'][0]['dataVolume']['name'] = 'node-0-other'
+
+
+@pytest.mark.parametrize('change', [_insert, _pxe_first, _uefi, _new_image])
+def test_graceful_restart_applies_a_change_not_yet_flagged(change):
+    """Before virt-controller sets RestartRequired, the VMI tells."""
+    vm, vmi = _running()
+    assert power.reset_plan('GracefulRestart', vm, vmi) == [
+        Call('vmi', 'softreboot', {})]
+    assert power.reset_plan('GracefulRestart', _edit(vm, change), vmi) == [
+        RESTART]
+
+
+def test_graceful_restart_applies_pending_bios_settings():
+    vm, vmi = _running(annotations={
+        'sushy-kubevirt.io/bios-pending': '{"vmi": "vmi-1", "attributes": '
+                                          '{"ProcTurboMode": "Disabled"}}'})
+    assert power.reset_plan('GracefulRestart', vm, vmi) == [RESTART]
+
+
+def test_graceful_restart_ignores_what_kubevirt_defaults():
+    """Defaults KubeVirt adds to the VMI are no pending change."""
+    vm, vmi = _running(domain={'firmware': {'bootloader': {'efi': {}}}})
+    vmi['spec']['domain']['firmware']['bootloader']['efi'][
+        'secureBoot'] = True
+    vmi['spec']['domain']['devices']['disks'][0]['disk'] = {}
+    vmi['spec']['domain']['devices']['autoattachSerialConsole'] = True
+    assert power.reset_plan('GracefulRestart', vm, vmi) == [
+        Call('vmi', 'softreboot', {})]
