@@ -30,7 +30,10 @@ import requests
 from sushy_kubevirt.simulator import Simulator
 
 BACKEND = os.environ.get('SUSHY_KUBEVIRT_TEST_BACKEND', 'simulator')
-REAL = BACKEND == 'kube-apiserver'
+#: ``kubevirt``: the real KubeVirt (virt-api, virt-controller) on it too,
+#: with only the nodes simulated
+REAL = BACKEND in ('kube-apiserver', 'kubevirt')
+KUBEVIRT = BACKEND == 'kubevirt'
 #: Simulator arguments a real control plane has too.
 PORTABLE = {'vms', 'namespaces', 'time_scale', 'stage_delays',
             'guest_agent', 'crd_schemas'}
@@ -48,6 +51,7 @@ def start(**kwargs):
         pytest.skip('needs the simulator (%s)' % ', '.join(other))
     from tests import realbackend  # the control plane, only when used
     return realbackend.Real(
+        kubevirt=KUBEVIRT,
         **{k: v for k, v in kwargs.items() if k in PORTABLE}).start()
 
 

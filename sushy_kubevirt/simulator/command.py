@@ -37,7 +37,7 @@ from sushy_kubevirt.simulator import faults
 from sushy_kubevirt.simulator import schemas
 
 PROG = 'sushy-kubevirt-simulator'
-CONTROL_PLANES = ('simulator', 'kube-apiserver')
+CONTROL_PLANES = ('simulator', 'kube-apiserver', 'kubevirt')
 #: Options of the simulated API server alone.
 SIMULATED_ONLY = ('host', 'field_validation', 'latency_ms', 'max_qps',
                   'max_inflight', 'history_size', 'bookmark_interval',
@@ -72,9 +72,14 @@ def serve_parser():
                         'kube-apiserver and kube-controller-manager on '
                         'loopback (built with Go on first use), with the '
                         "simulator's KubeVirt and CDI as external "
-                        'controllers; needs --crd-schemas')
+                        'controllers; needs --crd-schemas; "kubevirt": '
+                        'that control plane with the real KubeVirt '
+                        '(virt-api, virt-controller) and CDI '
+                        '(cdi-apiserver, cdi-controller), built from their '
+                        'release sources ($SUSHY_KUBEVIRT_UPSTREAM), and '
+                        'only the nodes simulated')
     parser.add_argument('--emulator-kubeconfig', metavar='PATH',
-                        help='with --control-plane kube-apiserver: also '
+                        help='with a real --control-plane: also '
                         "write a kubeconfig of the emulator's "
                         'ServiceAccount under the shipped RBAC (default: '
                         'the --kubeconfig path plus ".emulator")')
@@ -262,7 +267,7 @@ def main(argv=None):
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.INFO,
                         format='%(asctime)s %(levelname)s %(name)s '
                         '%(message)s')
-    if args.control_plane == 'kube-apiserver':
+    if args.control_plane != 'simulator':
         return _serve_real(parser, args)
     try:
         sim = _simulator(args)
@@ -311,7 +316,8 @@ def _serve_real(parser, args):
              if getattr(args, key) != getattr(defaults, key)]
     if given:
         parser.error('%s: only for the simulated API server, not '
-                     '--control-plane kube-apiserver' % ', '.join(given))
+                     '--control-plane %s' % (', '.join(given),
+                                             args.control_plane))
     # Imported here: the control plane needs the [controlplane] extra.
     from sushy_kubevirt.controlplane import build
     from sushy_kubevirt.simulator import realcluster
@@ -319,7 +325,8 @@ def _serve_real(parser, args):
         vms=args.vms, namespaces=args.namespaces,
         time_scale=args.time_scale, stage_delays=args.stage_delays,
         guest_agent=args.guest_agent, crd_schemas=args.crd_schemas,
-        port=args.port or None)
+        port=args.port or None,
+        kubevirt=args.control_plane == 'kubevirt')
     stopping = _stopping()
     try:
         cluster.start()
@@ -332,10 +339,12 @@ def _serve_real(parser, args):
             args.emulator_kubeconfig or args.kubeconfig + '.emulator')
         server = control.ControlServer(realcluster.ControlTarget(cluster),
                                        port=args.control_port).start()
-        print('kube-apiserver listening on %s (%d VMs, kubeconfig %s, '
+        print('kube-apiserver listening on %s (%s, %d VMs, kubeconfig %s, '
               'emulator kubeconfig %s, control %s, token %s)'
-              % (cluster.url, args.vms, admin, emulator, server.url,
-                 cluster.token), flush=True)
+              % (cluster.url, 'KubeVirt and CDI real, nodes simulated'
+                 if cluster.kubevirt else 'KubeVirt and CDI simulated',
+                 args.vms, admin, emulator, server.url, cluster.token),
+              flush=True)
         try:
             while not stopping.wait(0.5):
                 pass

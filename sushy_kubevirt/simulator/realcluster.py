@@ -28,14 +28,23 @@ import pathlib
 import tempfile
 import threading
 
+from sushy_kubevirt.controlplane import cdi as cpcdi
+from sushy_kubevirt.controlplane import kubevirt as cpkubevirt
 from sushy_kubevirt.controlplane import rbac
 from sushy_kubevirt.controlplane import server
+from sushy_kubevirt.controlplane import upstream
 from sushy_kubevirt.simulator import auditlog
+from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import external
+from sushy_kubevirt.simulator import nodes
+from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import remote
 from sushy_kubevirt.simulator import schemas
+from sushy_kubevirt.simulator import virt
 
 EMULATOR_USER = rbac.EMULATOR_USER
+SEED_TIMEOUT = 300.0
 
 
 class RealCluster:
@@ -49,7 +58,7 @@ class RealCluster:
     def __init__(self, *, vms=0, namespaces=1, time_scale=1.0,
                  stage_delays=None, guest_agent=False, crd_schemas=None,
                  workdir=None, port=None, roles_in=('default',),
-                 apiserver_args=()):
+                 apiserver_args=(), kubevirt=False):
         self.vms = vms
         self.namespaces = namespaces
         self.time_scale = time_scale
@@ -65,6 +74,16 @@ class RealCluster:
         self.control_plane = server.ControlPlane(
             self.workdir / 'control-plane', crd_schemas=self.crd_schemas,
             port=port, apiserver_args=apiserver_args)
+        #: the real KubeVirt (``controlplane.kubevirt``) and its simulated
+        #: nodes, or None: KubeVirt simulated too
+        self.kubevirt = self.nodes = None
+        self.cdi = None
+        if kubevirt:
+            self.kubevirt = cpkubevirt.KubeVirt(
+                self.control_plane, self.workdir / 'kubevirt')
+            self.cdi = cpcdi.CDI(self.control_plane, self.workdir / 'cdi')
+            self.control_plane.prepare = self._install_crds
+            self.control_plane.controllers = server.KCM_WITH_PV_BINDER
         self.external = None
         self.store = None
         self.request_log = auditlog.AuditLog(self.control_plane.audit_path,
@@ -86,8 +105,14 @@ class RealCluster:
     def admin_kubeconfig(self):
         return self.workdir / 'admin.kubeconfig'
 
+    def _install_crds(self, cp):
+        self.kubevirt.binaries = upstream.ensure(upstream.KUBEVIRT)
+        self.cdi.binaries = upstream.ensure(upstream.CDI)
+        cp.install_crds(self.kubevirt.crds() + cpcdi.crds(self.cdi.binaries))
+
     def start(self):
-        if not self.crd_schemas or not os.path.isdir(self.crd_schemas):
+        if self.kubevirt is None and (
+                not self.crd_schemas or not os.path.isdir(self.crd_schemas)):
             raise ValueError(
                 'a real control plane needs the CRD schema directory '
                 '(--crd-schemas or $%s), got %r'
@@ -95,6 +120,9 @@ class RealCluster:
         cp = self.control_plane.start()
         try:
             cp.write_kubeconfig(self.admin_kubeconfig)
+            if self.kubevirt is not None:
+                self._start_kubevirt(cp)
+                return self
             cert, key = cp.authority.issue('virt-api', 'virt-api',
                                            hosts=external.SERVING_HOSTS)
             self.external = external.External(
@@ -110,10 +138,53 @@ class RealCluster:
             raise
         return self
 
+    def _start_kubevirt(self, cp):
+        """The real KubeVirt and CDI, the simulated nodes, the VMs."""
+        self.kubevirt.start()
+        self.cdi.start()
+        self.nodes = nodes.Nodes(
+            cp, self.kubevirt, self.workdir, time_scale=self.time_scale,
+            stage_delays=self.stage_delays,
+            guest_agent=self.guest_agent).start()
+        self.store = remote.RemoteStore(self.admin_kubeconfig)
+        for rt in external.WATCHED:
+            self.store.register(rt)
+        self.store.wait_synced(external.READY_TIMEOUT)
+        self._seed()
+
+    def _seed(self, timeout=SEED_TIMEOUT):
+        """``vms`` Halted VMs, made as a user makes them, imported."""
+        names = objects.namespace_names(self.namespaces)
+        ns_rt = self.store.resource('', 'namespaces')
+        for ns in names:
+            if self.store.try_get(ns_rt, None, ns) is None:
+                self.store.create(ns_rt, {'apiVersion': 'v1',
+                                          'kind': 'Namespace',
+                                          'metadata': {'name': ns}})
+        roots = []
+        for i in range(self.vms):
+            ns, name = names[i % len(names)], 'vm-%05d' % i
+            vm = objects.make_vm(name, ns, labels={'redfish-enabled': 'true'})
+            self.store.create(virt.VM_RT, vm)
+            roots += [(ns, t['metadata']['name'])
+                      for t in vm['spec'].get('dataVolumeTemplates', ())]
+        self.wait_for(lambda: all(
+            (self.store.try_get(cdi.DV_RT, ns, name) or {}).get(
+                'status', {}).get('phase') == 'Succeeded'
+            for ns, name in roots), timeout=timeout)
+
     def stop(self):
         if self.external is not None:
             self.external.stop()
             self.external = None
+        if self.nodes is not None:
+            self.nodes.stop()
+            self.nodes = None
+        if self.store is not None and self.kubevirt is not None:
+            self.store.stop()
+        for component in (self.cdi, self.kubevirt):
+            if component is not None:
+                component.stop()
         self.control_plane.stop()
         if self._tmp is not None:
             self._tmp.cleanup()
