@@ -15,10 +15,10 @@
 virt-controller flags a template change with ``RestartRequired`` only
 once it has synced the VM; a reset that comes first must not miss it. The
 VM's template is compared with the VMI's spec on what a boot uses: the
-disks (CD-ROM or not) and interfaces with their boot orders, the
-volumes' sources and the firmware; BIOS settings are pending until a
-new VMI takes them. Fields KubeVirt defaults on the VMI (disk bus,
-``efi.secureBoot``, ...) are left out of the comparison.
+disks (CD-ROM or not) with their boot orders, the interfaces that have
+one, the volumes' sources and the firmware; BIOS settings are pending
+until a new VMI takes them. What KubeVirt defaults on the VMI (disk bus,
+``efi.secureBoot``, the pod network's interface) is left out.
 """
 
 from sushy_kubevirt.kubevirt import bios
@@ -47,9 +47,10 @@ def boot_facts(vm):
     """What a boot of ``vm``'s template uses (comparable)."""
     disks = sorted((d.get('name'), 'cdrom' in d, d.get('bootOrder'))
                    for d in fields.disks(vm))
-    nics = sorted((i.get('name'), i.get('bootOrder'))
+    nics = sorted((i.get('name'), i['bootOrder'])
                   for i in fields.get(vm, *fields.DEVICES, 'interfaces',
-                                      default=[]))
+                                      default=[])
+                  if i.get('bootOrder') is not None)
     volumes = sorted((v.get('name'), _source(v)) for v in fields.volumes(vm))
     return (disks, nics, volumes, firmware.boot_mode(vm),
             firmware.secure_boot(vm))

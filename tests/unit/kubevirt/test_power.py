@@ -440,5 +440,7 @@ def test_graceful_restart_ignores_what_kubevirt_defaults():
         'secureBoot'] = True
     vmi['spec']['domain']['devices']['disks'][0]['disk'] = {}
     vmi['spec']['domain']['devices']['autoattachSerialConsole'] = True
+    vmi['spec']['domain']['devices']['interfaces'].append(
+        {'name': 'pod', 'masquerade': {}})
     assert power.reset_plan('GracefulRestart', vm, vmi) == [
         Call('vmi', 'softreboot', {})]
