@@ -150,13 +150,23 @@ def main(argv=None):
         description='Build kube-apiserver %s, kube-controller-manager and '
         'etcd %s into %s (reused when present).'
         % (KUBERNETES_VERSION, ETCD_VERSION, bin_dir()))
-    parser.parse_args(argv)
+    parser.add_argument('--kubevirt', action='store_true',
+                        help='also build KubeVirt and CDI from their '
+                        'release sources (controlplane.upstream)')
+    args = parser.parse_args(argv)
     started = time.monotonic()
     try:
         paths = ensure()
+        print('%s (%.0f s)' % (bin_dir(), time.monotonic() - started))
+        if args.kubevirt:
+            from sushy_kubevirt.controlplane import upstream
+            for project in upstream.PROJECTS:
+                started = time.monotonic()
+                paths.update(upstream.ensure(project))
+                print('%s (%.0f s)' % (project.bin_dir(project.source()),
+                                       time.monotonic() - started))
     except BuildError as exc:
         sys.exit('error: %s' % exc)
-    print('%s (%.0f s)' % (bin_dir(), time.monotonic() - started))
     return paths
 
 
