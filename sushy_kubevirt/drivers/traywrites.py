@@ -13,10 +13,12 @@
 """The writes of a virtual-media tray: create, attach, delete.
 
 An InsertMedia creates the credentials Secret (if any) and the
-DataVolume, both carrying a token of the request, then attaches the
-DataVolume in one guarded patch of the VM. A write whose answer was lost
-is read back (:mod:`sushy_kubevirt.drivers.lostanswers`): what the
-request made goes on being used. What a failed request made is deleted
+DataVolume, both carrying a token of the request and named for the
+tray's next generation (:func:`free_generation`), then attaches the
+DataVolume and records its generation in one guarded patch of the VM.
+A write whose answer was lost is read back
+(:mod:`sushy_kubevirt.drivers.lostanswers`): what the request made goes
+on being used. What a failed request made is deleted
 before it answers, each object with its uid as a precondition; what
 cannot be deleted then (the API server is down) is left to the orphan
 collector (:mod:`sushy_kubevirt.drivers.orphans`).
@@ -31,6 +33,7 @@ from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt import errormap
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import generations
 from sushy_kubevirt.kubevirt import leftovers
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import tray
@@ -44,15 +47,41 @@ def ignore_missing(call, *args):
         pass
 
 
-def create(cluster, logger, vm, device, request, size, settings):
+#: Names of later generations tried when the next one is taken.
+TRIES = 8
+
+
+def free_generation(cluster, vm, device, current):
+    """The next generation whose DataVolume name is free in the cache.
+
+    After the VM's recorded generation and ``current``'s (the tray's
+    DataVolume, or None). A name taken (a DataVolume of a failed insert
+    the collector has not deleted yet) is skipped.
+    """
+    namespace = vm['metadata']['namespace']
+    start = 1 + max(generations.generation(vm, device),
+                    generations.of_datavolume(current) if current else 0)
+    for count in range(start, start + TRIES):
+        if cluster.get_datavolume(
+                namespace, media.datavolume_name(vm, device, count)) is None:
+            return count
+    raise error.Conflict(
+        'DataVolumes %s/%s to %s exist; retry the InsertMedia once they '
+        'are deleted' % (namespace, media.datavolume_name(vm, device, start),
+                         media.datavolume_name(vm, device, count)))
+
+
+def create(cluster, logger, vm, device, request, size, settings,
+           generation=0):
     """Create the Secret (with credentials), then the DataVolume.
 
     ``request`` is a :class:`~sushy_kubevirt.kubevirt.tray.Insert`,
-    ``settings`` the vmedia settings. Returns the DataVolume. When it is
-    not made, the Secret made is deleted.
+    ``settings`` the vmedia settings, ``generation`` names the
+    DataVolume (:func:`media.datavolume_name`). Returns the DataVolume.
+    When it is not made, the Secret made is deleted.
     """
     namespace = vm['metadata']['namespace']
-    dv_name = media.datavolume_name(vm, device)
+    dv_name = media.datavolume_name(vm, device, generation)
     token = secrets.token_hex(8)
     made = None
     if request.username is not None:
@@ -73,7 +102,7 @@ def create(cluster, logger, vm, device, request, size, settings):
         secret=made and made['metadata']['name'],
         cert_configmap=s.cert_configmap, inserted=request.inserted,
         username=None if request.url.username else request.username,
-        token=token)
+        token=token, generation_=generation)
     try:
         return lostanswers.create(cluster.create_datavolume,
                                   cluster.get_datavolume_live, namespace,
@@ -109,21 +138,21 @@ def _delete_secret(cluster, logger, namespace, secret):
 def attach(cluster, logger, namespace, name, device, dv, inserted):
     """Attach (or detach, not ``inserted``) DataVolume ``dv`` to VM ``name``.
 
-    A patch whose answer was lost is checked on the VM read back. When
-    the patch failed (refused, fenced, an If-Match no longer current),
-    ``dv`` is deleted (only that one: its uid is a precondition) with
-    its Secret.
+    The same patch records ``dv``'s generation on the VM. A patch whose
+    answer was lost is checked on the VM read back. When the patch
+    failed (refused, fenced, an If-Match no longer current), ``dv`` is
+    deleted (only that one: its uid is a precondition) with its Secret.
     """
     dv_name = dv['metadata']['name']
 
     def build(vm):
-        if not inserted:
-            return media.detach_ops(vm, device)
         if leftovers.fenced(vm, dv):
             raise errormap.unavailable(
                 'DataVolume %s/%s was left unused and is being deleted; '
                 'retry the InsertMedia' % (namespace, dv_name))
-        ops = tray.attach_ops(vm, device, dv_name)
+        ops = (tray.attach_ops(vm, device, dv_name) if inserted
+               else media.detach_ops(vm, device))
+        ops += generations.record_ops(vm, device, dv)
         return ops + leftovers.release_ops(vm) if ops else ops
     try:
         preconditions.patch(cluster, namespace, name, build)

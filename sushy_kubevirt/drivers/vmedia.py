@@ -55,8 +55,10 @@ from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.drivers import traywrites
 from sushy_kubevirt import errormap
 from sushy_kubevirt import imagecheck
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import client
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import generations
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import leftovers
@@ -100,10 +102,8 @@ def find_vm(systems, ident):
 
 def _tray_datavolume(cluster, vm, device):
     """The DataVolume of the tray (attached one first), or None."""
-    namespace = vm['metadata']['namespace']
-    name = (media.attached_datavolume(vm, device)
-            or media.datavolume_name(vm, device))
-    return cluster.get_datavolume(namespace, name)
+    return cluster.get_datavolume(vm['metadata']['namespace'],
+                                  media.tray_datavolume_name(vm, device))
 
 
 def set_boot_image(systems, ident, device, boot_image=None,
@@ -128,7 +128,8 @@ def set_boot_image(systems, ident, device, boot_image=None,
     if fields.annotation(dv, media.ANNOTATION_INSERTED) == 'false':
         return
     preconditions.patch(systems.cluster, namespace, name,
-                        lambda vm: tray.attach_ops(vm, device, boot_image))
+                        lambda vm: tray.attach_ops(vm, device, boot_image)
+                        + generations.record_ops(vm, device, dv))
 
 
 def _action_body(action):
@@ -288,7 +289,10 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         Checks first and changes nothing on bad input (400) or an
         unknown device (404). Re-inserting the URL being imported (or
         imported) is a no-op unless it has credentials; another URL,
-        credentials or a failed import replace the DataVolume.
+        credentials or a failed import make a DataVolume of a new name
+        (the next generation), attach it, then delete the former one:
+        its PVC, which a running VMI keeps, never holds up the new
+        import.
         """
         _device(device)
         routed, body = _action_body(tray.INSERT)
@@ -301,7 +305,7 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         vm = find_vm(self._systems, identity_)
         size = self._image_size(request)
         namespace, name = identity.key(vm)
-        dv_name = media.datavolume_name(vm, device)
+        dv_name = media.tray_datavolume_name(vm, device)
         current = self._cluster.get_datavolume(namespace, dv_name)
         if current is not None and not media.is_tray(current, vm, device):
             raise error.Conflict(
@@ -310,20 +314,38 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         # A DataVolume takes no precondition: an If-Match is consumed on
         # the VM first (no API call without one).
         preconditions.claim(self._cluster, namespace, name)
+        former = None
         if not tray.reusable(current, request.url.url, request.inserted,
                              request.username is not None) or \
                 leftovers.fenced(vm, current):
             # (Another process is deleting it as an orphan: make it anew.)
-            if current is not None:
-                traywrites.delete(self._cluster, namespace, current)
-            current = traywrites.create(self._cluster, self._logger, vm,
-                                        device, request, size, self.settings)
+            former = current
+            current = traywrites.create(
+                self._cluster, self._logger, vm, device, request, size,
+                self.settings, traywrites.free_generation(
+                    self._cluster, vm, device, former))
         traywrites.attach(self._cluster, self._logger, namespace, name,
                           device, current, request.inserted)
+        if former is not None:
+            self._drop(namespace, former)
+        dv_name = current['metadata']['name']
         self._logger.info('Virtual media %s of %s/%s: importing %s into '
                           'DataVolume %s', device, namespace, name,
                           request.url.url, dv_name)
         return dv_name
+
+    def _drop(self, namespace, dv):
+        """Delete the DataVolume an insert replaced (that one only).
+
+        A running VMI keeps its PVC until it stops (``pvc-protection``);
+        what cannot be deleted now is an orphan, the collector's.
+        """
+        try:
+            traywrites.delete(self._cluster, namespace, dv, guard=True)
+        except apierrors.ApiError as exc:
+            self._logger.warning('DataVolume %s/%s is left unused (%s); '
+                                 'the orphan collector deletes it',
+                                 namespace, dv['metadata']['name'], exc)
 
     @errormap.translate
     def eject_image(self, identity_, device):
@@ -350,6 +372,8 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
             self._logger.info('Virtual media %s of %s/%s ejected',
                               device, namespace, name)
         else:
+            # That of the next generation, which a failed insert made.
             traywrites.ignore_missing(
                 self._cluster.delete_secret, namespace,
-                media.secret_name(media.datavolume_name(vm, device)))
+                media.secret_name(media.datavolume_name(
+                    vm, device, generations.generation(vm, device) + 1)))

@@ -199,9 +199,8 @@ class EventService:
         if not self.cluster.datavolumes:
             return {}
         namespace = vm['metadata']['namespace']
-        return {device: self._seen['dv'].get((namespace, (
-            media.attached_datavolume(vm, device)
-            or media.datavolume_name(vm, device))))
+        return {device: self._seen['dv'].get((
+            namespace, media.tray_datavolume_name(vm, device)))
             for device in tray.DEVICES}
 
     def _on_change(self, event_type, plural, obj):

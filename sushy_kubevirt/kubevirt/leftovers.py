@@ -22,6 +22,7 @@ two sees the other.
 """
 
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import generations
 from sushy_kubevirt.kubevirt import media
 
 #: VM annotation: the :func:`fence_key` of the tray objects being deleted
@@ -35,17 +36,23 @@ def orphan(dv, vm):
     """True when ``dv`` is a tray of ``vm`` that ``vm`` does not use.
 
     Made here for one of its devices (labels, owner uid), not being
-    deleted, not ``Inserted: false`` (that tray is detached on purpose)
-    and named by none of the VM's volumes: an InsertMedia that created
-    it and failed before (or while) attaching it.
+    deleted, not the ``Inserted: false`` tray of the VM's latest
+    generation (detached on purpose) and named by none of the VM's
+    volumes: an InsertMedia that created it and failed before (or while)
+    attaching it, or the DataVolume an insert replaced and could not
+    delete.
     """
     labels = fields.get(dv, 'metadata', 'labels', default={})
     device = labels.get(media.LABEL_DEVICE)
+    name = dv['metadata']['name']
     return (device is not None and media.is_tray(dv, vm, device)
             and media.owner(dv) == (vm['metadata']['name'], media.uid(vm))
             and not fields.get(dv, 'metadata', 'deletionTimestamp')
-            and fields.annotation(dv, media.ANNOTATION_INSERTED) != 'false'
-            and not media.uses(vm, dv['metadata']['name']))
+            and not (fields.annotation(dv, media.ANNOTATION_INSERTED)
+                     == 'false'
+                     and generations.of_datavolume(dv)
+                     == generations.generation(vm, device))
+            and not media.uses(vm, name))
 
 
 def orphan_secret(secret, vm, dv):

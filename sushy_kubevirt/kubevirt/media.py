@@ -20,7 +20,10 @@ needs credentials) carry :data:`LABEL_VM` / :data:`LABEL_DEVICE`, are owned
 by the VM, are named by :func:`datavolume_name` and carry the token of
 the InsertMedia that made them (:data:`ANNOTATION_INSERT`); the VM
 template holds a ``cdrom`` disk and a ``dataVolume`` volume both named
-:func:`disk_name`. Orphans are :mod:`sushy_kubevirt.kubevirt.leftovers`.
+:func:`disk_name`. Each new image gets a new name: the VM counts them
+(:mod:`sushy_kubevirt.kubevirt.generations`), so a new DataVolume never
+waits for the PVC of the last one, which a running VMI keeps
+(``pvc-protection``). Orphans are :mod:`sushy_kubevirt.kubevirt.leftovers`.
 """
 
 import base64
@@ -30,6 +33,8 @@ import posixpath
 from urllib import parse as urlparse
 
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import generations
+from sushy_kubevirt.kubevirt import imports
 from sushy_kubevirt.kubevirt import jsonpatch
 
 #: DataVolume annotation asking CDI to bind (and import) at once even on a
@@ -54,8 +59,8 @@ ANNOTATION_INSERT = 'sushy-kubevirt.io/vmedia-insert'
 MAX_NAME = 63
 MIB = 1024 ** 2
 
-SUCCEEDED = 'Succeeded'
-FAILED = 'Failed'
+SUCCEEDED = imports.SUCCEEDED
+FAILED = imports.FAILED
 
 MediaState = collections.namedtuple(
     'MediaState',
@@ -96,21 +101,35 @@ def _foreign_datavolumes(vm):
     return names
 
 
-def datavolume_name(vm, device):
+def datavolume_name(vm, device, generation_=None):
     """Deterministic DataVolume name for ``device`` of ``vm``.
 
-    ``<vm>-vmedia-<device>``, shortened with a hash of the VM name and
-    device when longer than :data:`MAX_NAME`, and hashed as well in the
-    unlikely case the VM already uses a DataVolume of that name (a root
-    disk must never be mistaken for a tray).
+    ``<vm>-vmedia-<device>`` for generation 0 (the name before
+    generations), ``<vm>-vmedia-<device>-<n>`` for generation ``n``
+    (default: the VM's, :func:`generations.generation`), shortened with
+    a hash of the VM name, device and generation when longer than
+    :data:`MAX_NAME`, and hashed as well in the unlikely case the VM
+    already uses a DataVolume of that name (a root disk must never be
+    mistaken for a tray).
     """
+    if generation_ is None:
+        generation_ = generations.generation(vm, device)
     vm_name = vm['metadata']['name']
     suffix = '-vmedia-%s' % device.lower()
-    name = _fit(vm_name, suffix, (vm_name, device))
+    key = (vm_name, device)
+    if generation_:
+        suffix += '-%d' % generation_
+        key += (str(generation_),)
+    name = _fit(vm_name, suffix, key)
     if name in _foreign_datavolumes(vm):
-        tail = '%s-%s' % (suffix, _digest(vm_name, device, 'tray'))
+        tail = '%s-%s' % (suffix, _digest(*key, 'tray'))
         name = vm_name[:MAX_NAME - len(tail)].rstrip('-.') + tail
     return name
+
+
+def tray_datavolume_name(vm, device):
+    """The tray's DataVolume: the attached one, else the latest made."""
+    return attached_datavolume(vm, device) or datavolume_name(vm, device)
 
 
 SECRET_SUFFIX = '-auth'
@@ -194,7 +213,8 @@ def image_name(url):
 def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
                     default_size='10Gi', storage_class=None,
                     volume_mode=None, secret=None, cert_configmap=None,
-                    inserted=True, username=None, token=None):
+                    inserted=True, username=None, token=None,
+                    generation_=0):
     """DataVolume importing ``url`` for ``device`` of ``vm``.
 
     The storage request is the image size plus ``margin`` when the size is
@@ -202,11 +222,15 @@ def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
     :func:`secret_body` (``username`` is then recorded for display);
     ``cert_configmap`` a ConfigMap with the CA bundle CDI uses to verify
     an https server; ``token`` is the InsertMedia's
-    (:data:`ANNOTATION_INSERT`).
+    (:data:`ANNOTATION_INSERT`); ``generation_`` names it
+    (:func:`datavolume_name`).
     """
-    name = datavolume_name(vm, device)
+    name = datavolume_name(vm, device, generation_)
     metadata = _metadata(vm, device, name, token)
     metadata.setdefault('annotations', {})[IMMEDIATE_BIND] = 'true'
+    if generation_:
+        metadata['annotations'][generations.ANNOTATION] = str(
+            generation_)
     if not inserted:
         metadata['annotations'][ANNOTATION_INSERTED] = 'false'
     http = {'url': url}
@@ -358,13 +382,6 @@ def detach_ops(vm, device):
     return ops
 
 
-def _condition(dv, kind):
-    for cond in fields.get(dv, 'status', 'conditions', default=[]):
-        if cond.get('type') == kind:
-            return cond
-    return {}
-
-
 def import_error(dv):
     """Why the import failed or is failing, or None.
 
@@ -373,12 +390,10 @@ def import_error(dv):
     phase ``Failed``.
     """
     phase = fields.get(dv, 'status', 'phase')
-    running = _condition(dv, 'Running')
-    reason = running.get('reason') or ''
-    if phase == FAILED or (str(running.get('status')) == 'False'
-                           and 'error' in reason.lower()):
+    running = imports.condition(dv, 'Running')
+    if phase == FAILED or imports.failing(dv):
         return (running.get('message')
-                or _condition(dv, 'Ready').get('message')
+                or imports.condition(dv, 'Ready').get('message')
                 or 'DataVolume import failed (phase %s)' % phase)
     return None
 

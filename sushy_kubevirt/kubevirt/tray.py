@@ -23,6 +23,7 @@ import collections
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import imports
 from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import refusals
@@ -153,7 +154,7 @@ def reusable(dv, url, inserted, credentials):
             fields.get(dv, 'metadata', 'deletionTimestamp'):
         return False
     return (media.source_url(dv) == url
-            and fields.get(dv, 'status', 'phase') != media.FAILED
+            and not imports.failed(dv)
             and fields.annotation(dv, media.ANNOTATION_USERNAME) is None
             and (fields.annotation(dv, media.ANNOTATION_INSERTED)
                  != 'false') == inserted)
@@ -205,18 +206,18 @@ def device_status(dv, state):
     ``Status`` (VirtualMedia v1.4, Resource State and Health):
 
     * no image, or imported: State Enabled, Health OK;
-    * importing: State Starting, Health OK, or Warning while the importer
-      retries after an error (the error as a Condition);
-    * import failed (DataVolume phase Failed, final): State
-      UnavailableOffline ("present but cannot be used": the image is shown
-      but never boots; an eject or a new insert clears it), Health
-      Critical, the error as a Condition.
+    * importing: State Starting, Health OK, or Warning when the importer's
+      first attempt failed (the error as a Condition);
+    * import failed (:func:`imports.failed`: phase Failed, or the importer
+      restarted and failed again): State UnavailableOffline ("present but
+      cannot be used": the image is shown but never boots; an eject or a
+      new insert clears it), Health Critical, the error as a Condition.
 
     ``Oem.SushyKubevirt``: the DataVolume's name, phase, progress, error.
     """
     phase = fields.get(dv, 'status', 'phase') if state.image else None
     status = {'State': 'Enabled', 'Health': 'OK'}
-    if phase == media.FAILED:
+    if state.image and imports.failed(dv):
         status.update(State='UnavailableOffline', Health='Critical')
     elif state.image and phase != media.SUCCEEDED:
         status['State'] = 'Starting'
@@ -241,7 +242,8 @@ def power_on_blocker(vm, dv, device):
 
     Returns ``(retryable, message)``: retryable while the attached image is
     still importing (or its DataVolume is being replaced), not retryable
-    when the import failed - a failed import never starts the VM.
+    when the import failed (:func:`imports.failed`) - a failed import never
+    starts the VM.
     """
     wanted = media.attached_datavolume(vm, device)
     if wanted is None:
@@ -252,10 +254,14 @@ def power_on_blocker(vm, dv, device):
     phase = fields.get(dv, 'status', 'phase')
     if phase == media.SUCCEEDED:
         return None
-    if phase == media.FAILED:
-        return (False, 'the virtual media import of %s failed: %s; eject '
-                'it or insert the media again' % (media.source_url(dv),
-                                                  media.import_error(dv)))
+    if imports.failed(dv):
+        count = imports.restarts(dv)
+        return (False, 'the virtual media import of %s failed%s: %s; eject '
+                'it or insert the media again' % (
+                    media.source_url(dv),
+                    ' (CDI restarted the importer %d time%s)'
+                    % (count, '' if count == 1 else 's') if count else '',
+                    media.import_error(dv)))
     progress = fields.get(dv, 'status', 'progress') or 'N/A'
     failing = media.import_error(dv)
     return (True, 'the virtual media import of %s is in progress '

@@ -143,7 +143,7 @@ def _spec_disks(sim, machine):
 def _dv(sim, machine):
     vm = harness.vm(sim, machine.name)
     return sim.store.try_get(cdi.DV_RT, 'default',
-                             media.datavolume_name(vm, 'Cd'))
+                             media.tray_datavolume_name(vm, 'Cd'))
 
 
 def test_ironic_virtual_media_boot(sim, ironic, machine, images):  # noqa

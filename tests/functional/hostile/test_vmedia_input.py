@@ -31,6 +31,7 @@ from tests.functional.emulator import harness
 from tests.functional.hostile import conftest
 from tests.functional.vmedia import conftest as vmedia_conftest
 
+from sushy_kubevirt.kubevirt import generations
 from sushy_kubevirt.kubevirt import media
 
 #: The image check deadline of this module's emulators (seconds): 20
@@ -355,7 +356,9 @@ def test_http_boot_uri_unset_reads_null(machine):
 def test_no_secret_left_behind(machine, tally, images, sim):
     """DataVolume create fails (503) and so does the Secret's cleanup."""
     image = images.add('orphan-%s.iso' % machine.name)
-    secret = media.secret_name(machine.dv_name)
+    # That of the tray's next generation, which the insert makes.
+    secret = media.secret_name(media.datavolume_name(
+        machine.vm(), 'Cd', generations.generation(machine.vm(), 'Cd') + 1))
     rules = [sim.faults.status(503, method='POST', path='/datavolumes$'),
              sim.faults.status(503, method='DELETE', path='/secrets/')]
     try:

@@ -26,6 +26,7 @@ import requests
 from tests import backend
 from tests.functional.emulator import harness
 
+from sushy_kubevirt.kubevirt import generations
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.simulator import cdi
@@ -89,7 +90,21 @@ class Machine:
         self.uuid = identity.firmware_uuid(harness.vm(sim, name))
         self.path = '/redfish/v1/Systems/%s' % self.uuid
         self.cd = self.path + '/VirtualMedia/Cd'
-        self.dv_name = media.datavolume_name(harness.vm(sim, name), 'Cd')
+
+    @property
+    def dv_name(self):
+        """The tray's DataVolume name (each new image gets one).
+
+        The VM's (attached, or of its latest generation) when that
+        exists, else the next generation's, which an insert makes.
+        """
+        vm = self.vm()
+        name = media.tray_datavolume_name(vm, 'Cd')
+        if media.attached_datavolume(vm, 'Cd') or self.sim.store.try_get(
+                cdi.DV_RT, 'default', name) is not None:
+            return name
+        return media.datavolume_name(
+            vm, 'Cd', generations.generation(vm, 'Cd') + 1)
 
     def url(self, path):
         return self.base + path

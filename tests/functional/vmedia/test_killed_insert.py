@@ -31,6 +31,7 @@ from tests import backend
 from tests.functional.emulator import harness
 from tests.functional.vmedia import conftest
 
+from sushy_kubevirt.kubevirt import generations
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.simulator import cdi
@@ -101,7 +102,9 @@ def test_a_killed_insert_leaves_nothing(sim, images, names, tmp_path,
     vm = harness.vm(sim, name)
     cd = '/redfish/v1/Systems/%s/VirtualMedia/Cd' % \
         identity.firmware_uuid(vm)
-    dv_name = media.datavolume_name(vm, 'Cd')
+    # The insert makes the tray's next generation.
+    dv_name = media.datavolume_name(vm, 'Cd',
+                                    generations.generation(vm, 'Cd') + 1)
 
     def left():
         store = sim.store

@@ -12,9 +12,9 @@
 
 """Eject then insert at once: the new tray is read back every time.
 
-The DataVolume name is deterministic per VM and device, so the insert
-creates the same key the eject just deleted, and the old DataVolume's
-DELETED watch event can arrive after the create. The write overlay must
+Each new image gets a DataVolume of a new name (the tray's next
+generation), and the old DataVolume's DELETED watch event can arrive
+after the create. The write overlay must
 survive that older event (client-go's MutationCache keeps a mutation
 until the cache holds that resourceVersion or a newer one).
 """

@@ -146,7 +146,8 @@ class System:
 
     def dv_phase(self):
         dv = self.sim.store.try_get(conftest.cdi.DV_RT, 'default',
-                                    media.datavolume_name(self.vm(), 'Cd'))
+                                    media.tray_datavolume_name(self.vm(),
+                                                               'Cd'))
         return (dv or {}).get('status', {}).get('phase')
 
 

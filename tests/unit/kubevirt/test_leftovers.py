@@ -17,6 +17,7 @@ from tests.unit.kubevirt.test_media import attached
 from tests.unit.kubevirt.test_media import make_dv
 from tests.unit.kubevirt.test_media import make_vm
 
+from sushy_kubevirt.kubevirt import generations
 from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import leftovers
 from sushy_kubevirt.kubevirt import media
@@ -47,6 +48,20 @@ def test_what_is_not_an_orphan(change):
     else:
         vm = make_vm('node-1')
     assert not leftovers.orphan(dv, vm)
+
+
+def test_a_detached_tray_of_a_former_generation_is_an_orphan():
+    vm = make_vm()
+    detached = media.datavolume_body(vm, 'Cd', 'http://h/i.iso',
+                                     inserted=False, generation_=1)
+    recorded = jsonpatch.apply(vm, generations.record_ops(vm, 'Cd', detached))
+    assert not leftovers.orphan(detached, recorded)
+    # A later insert made generation 2 and could not delete this one.
+    newer = media.datavolume_body(vm, 'Cd', 'http://h/j.iso',
+                                  generation_=2)
+    later = jsonpatch.apply(recorded, generations.record_ops(
+        recorded, 'Cd', newer))
+    assert leftovers.orphan(detached, later)
 
 
 def _secret(vm, token='t1'):

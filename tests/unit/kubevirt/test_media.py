@@ -16,6 +16,8 @@ import copy
 
 import pytest
 
+from sushy_kubevirt.kubevirt import generations
+from sushy_kubevirt.kubevirt import imports
 from sushy_kubevirt.kubevirt import jsonpatch
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import tray
@@ -96,6 +98,40 @@ class TestNames:
 
     def test_secret_name(self):
         assert media.secret_name('x-vmedia-cd') == 'x-vmedia-cd-auth'
+
+    def test_generations_name_new_datavolumes(self):
+        vm = make_vm()
+        assert generations.generation(vm, 'Cd') == 0
+        assert media.datavolume_name(vm, 'Cd', 0) == 'node-0-vmedia-cd'
+        assert media.datavolume_name(vm, 'Cd', 3) == 'node-0-vmedia-cd-3'
+        dv = media.datavolume_body(vm, 'Cd', URL, generation_=3)
+        assert dv['metadata']['name'] == 'node-0-vmedia-cd-3'
+        assert generations.of_datavolume(dv) == 3
+        recorded = jsonpatch.apply(vm, generations.record_ops(vm, 'Cd', dv))
+        assert recorded['metadata']['annotations'] == {
+            'sushy-kubevirt.io/vmedia-cd-generation': '3'}
+        assert generations.generation(recorded, 'Cd') == 3
+        assert generations.record_ops(recorded, 'Cd', dv) == []
+        # The VM's latest generation names the tray when nothing is
+        # attached; the attached DataVolume names it otherwise.
+        assert media.tray_datavolume_name(recorded, 'Cd') == \
+            'node-0-vmedia-cd-3'
+        assert media.tray_datavolume_name(
+            attached(recorded, 'other'), 'Cd') == 'other'
+
+    def test_long_generation_names_differ_and_fit(self):
+        vm = make_vm('a' * 62)
+        names = {media.datavolume_name(vm, 'Cd', n) for n in range(5)}
+        assert len(names) == 5
+        assert all(len(n) <= 63 and n[-1].isalnum() for n in names)
+
+    @pytest.mark.parametrize('value', ['x', '-2', '', None])
+    def test_a_bad_generation_reads_zero(self, value):
+        vm = make_vm()
+        if value is not None:
+            vm['metadata']['annotations'] = {
+                generations.vm_annotation('Cd'): value}
+        assert generations.generation(vm, 'Cd') == 0
 
     def test_long_label_value(self):
         value = media.labels(make_vm('b' * 100), 'Cd')[media.LABEL_VM]
@@ -351,3 +387,24 @@ def test_the_token_marks_what_an_insert_made():
     assert dv['metadata']['annotations'][media.IMMEDIATE_BIND] == 'true'
     assert not media.made_by(dv, 't2') and not media.made_by(dv, None)
     assert not media.made_by(make_dv(vm), None)
+
+
+def _running(status, reason='Error', message='got 404'):
+    return [{'type': 'Running', 'status': status, 'reason': reason,
+             'message': message}]
+
+
+@pytest.mark.parametrize('phase, restarts, conditions, failed', [
+    ('Failed', 0, None, True),
+    ('ImportInProgress', 0, _running('False'), False),
+    ('ImportInProgress', 1, _running('False'), True),
+    ('ImportScheduled', 4, _running('False'), True),
+    ('ImportInProgress', 2, _running('True', 'Pod is running', ''), False),
+    ('ImportInProgress', 2, _running('False', 'Pending', ''), False),
+    ('Succeeded', 3, _running('False', 'Completed', ''), False),
+])
+def test_failed(phase, restarts, conditions, failed):
+    dv = make_dv(make_vm(), phase=phase, conditions=conditions)
+    dv['status']['restartCount'] = restarts
+    assert imports.failed(dv) is failed
+    assert imports.restarts(dv) == restarts

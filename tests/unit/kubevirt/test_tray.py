@@ -96,8 +96,9 @@ def test_reuse():
     assert not tray.reusable(None, URL, True, False)
 
 
-def _status(phase, reason=None):
+def _status(phase, reason=None, restarts=0):
     dv = _dv(phase=phase)
+    dv['status']['restartCount'] = restarts
     if reason:
         dv['status']['conditions'] = [{
             'type': 'Running', 'status': 'False', 'reason': reason,
@@ -110,21 +111,57 @@ def _status(phase, reason=None):
     return tray.device_status(dv, media.media_state(vm, dv))['Status']
 
 
-@pytest.mark.parametrize('phase, reason, state, health', [
-    ('Succeeded', None, 'Enabled', 'OK'),
-    ('ImportInProgress', None, 'Starting', 'OK'),
-    ('ImportInProgress', 'Error', 'Starting', 'Warning'),
-    ('Failed', None, 'UnavailableOffline', 'Critical'),
-    ('Failed', 'Error', 'UnavailableOffline', 'Critical'),
+@pytest.mark.parametrize('phase, reason, restarts, state, health', [
+    ('Succeeded', None, 0, 'Enabled', 'OK'),
+    ('ImportInProgress', None, 0, 'Starting', 'OK'),
+    ('ImportInProgress', 'Error', 0, 'Starting', 'Warning'),
+    # CDI restarted the failing importer: failed, the phase unchanged.
+    ('ImportInProgress', 'Error', 1, 'UnavailableOffline', 'Critical'),
+    ('ImportScheduled', 'Error', 5, 'UnavailableOffline', 'Critical'),
+    ('ImportInProgress', None, 2, 'Starting', 'OK'),
+    ('Failed', None, 0, 'UnavailableOffline', 'Critical'),
+    ('Failed', 'Error', 0, 'UnavailableOffline', 'Critical'),
 ])
-def test_status_of_an_import(phase, reason, state, health):
-    status = _status(phase, reason)
+def test_status_of_an_import(phase, reason, restarts, state, health):
+    status = _status(phase, reason, restarts)
     assert (status['State'], status['Health']) == (state, health)
     if health == 'OK':
         assert 'Conditions' not in status
     else:
         [condition] = status['Conditions']
         assert condition['Severity'] == health
+
+
+def _blocker(phase, restarts):
+    dv = _dv(phase=phase)
+    dv['status'].update(restartCount=restarts, conditions=[{
+        'type': 'Running', 'status': 'False', 'reason': 'Error',
+        'message': 'Unable to connect to http data source: expected '
+                   'status code 200, got 404. Status: 404 Not Found'}])
+    vm = _apply(fx.vm(disks=[fx.disk('root', 1)]),
+                tray.attach_ops(fx.vm(disks=[fx.disk('root', 1)]), 'Cd',
+                                'vm-vmedia-cd'))
+    return tray.power_on_blocker(vm, dv, 'Cd')
+
+
+def test_power_on_refused_for_good_once_the_importer_restarted():
+    retryable, message = _blocker('ImportInProgress', 2)
+    assert not retryable
+    assert 'failed (CDI restarted the importer 2 times)' in message
+    assert 'got 404' in message and URL in message
+    assert 'restarted the importer 1 time)' in _blocker('ImportScheduled',
+                                                        1)[1]
+    # The first attempt's error alone: still importing, retryable.
+    retryable, message = _blocker('ImportInProgress', 0)
+    assert retryable and 'last error' in message and 'got 404' in message
+
+
+def test_a_failing_import_is_not_reused():
+    dv = _dv(phase='ImportInProgress')
+    assert tray.reusable(dv, URL, True, False)
+    dv['status'].update(restartCount=1, conditions=[{
+        'type': 'Running', 'status': 'False', 'reason': 'Error'}])
+    assert not tray.reusable(dv, URL, True, False)
 
 
 def test_status_of_an_empty_tray():
