@@ -27,6 +27,10 @@ import urllib3
 from sushy_kubevirt.kube import apierrors
 
 JSON = 'application/json'
+#: As client-go asks: virt-api's start, stop and restart routes declare no
+#: representation, and go-restful answers 406 to an Accept that names
+#: only JSON (kubevirt/kubevirt, pkg/virt-api/api.go, v1.9.0).
+ACCEPT = 'application/json, */*'
 JSON_PATCH = 'application/json-patch+json'
 #: Seconds to wait for a TCP connection and for each response read.
 DEFAULT_TIMEOUT = (10.0, 60.0)
@@ -80,7 +84,7 @@ class Api:
             self.accounting.throttled(waited)
         self.accounting.live(verb, resource.plural + (
             '/' + subresource if subresource else ''))
-        headers = {'Accept': JSON}
+        headers = {'Accept': ACCEPT}
         if body is not None:
             headers['Content-Type'] = content_type or JSON
         method, url, headers, body, _ = self.api_client.param_serialize(

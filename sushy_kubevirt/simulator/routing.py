@@ -177,9 +177,20 @@ def _verb(req, watch_prefix):
         req.group, req.version, req.plural, ''), method)
 
 
+def check_accept(action, accept):
+    """406 for an Accept an untyped action cannot meet, as go-restful."""
+    if not getattr(action, 'untyped', False) or not accept:
+        return
+    if '*/*' not in [part.split(';')[0].strip()
+                     for part in accept.split(',')]:
+        raise apistatus.ApiError(406, 'NotAcceptable',
+                                 '406: Not Acceptable')
+
+
 def handle(api, req, body, headers):
     """Return ``(code, document)`` for a non-watch request."""
     if req.action is not None:
+        check_accept(req.action, headers.get('Accept'))
         result = req.action(req.namespace, req.name,
                             encoding.json_body(body) if body else None,
                             req.user)

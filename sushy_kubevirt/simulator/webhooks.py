@@ -50,6 +50,7 @@ import jsonpatch
 
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import discovery
+from sushy_kubevirt.simulator import routing
 from sushy_kubevirt.simulator import storage
 
 LOG = logging.getLogger(__name__)
@@ -232,6 +233,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         if self.command == 'GET':
             return 200, discovery_document(self.sim, path)
         fn, namespace, name = action_handler(self.sim, path)
+        routing.check_accept(fn, self.headers.get('Accept'))
         if self.command != 'PUT':
             raise apistatus.ApiError(405, 'MethodNotAllowed',
                                      '%s is not allowed' % self.command)

@@ -38,7 +38,8 @@ class Subresources:
     def register(self, sim):
         for action in ('start', 'stop', 'restart'):
             sim.register_subresource(model.SUBRESOURCES, 'virtualmachines',
-                                     action, getattr(self, 'vm_' + action))
+                                     action, untyped(getattr(
+                                         self, 'vm_' + action)))
         for action in ('pause', 'unpause', 'softreboot'):
             sim.register_subresource(model.SUBRESOURCES,
                                      'virtualmachineinstances', action,
@@ -204,6 +205,18 @@ class Subresources:
                 % (resource, model.GROUP, name),
                 details=_details(resource, name))
         return obj
+
+
+def untyped(fn):
+    """``fn`` as a route that declares no representation.
+
+    virt-api's start, stop and restart declare none (pkg/virt-api/api.go):
+    go-restful answers 406 to an Accept that lacks ``*/*``.
+    """
+    def handler(*args):
+        return fn(*args)
+    handler.untyped = True
+    return handler
 
 
 def conflict(resource, name, message):

@@ -35,6 +35,20 @@ def test_conflict_body_is_virt_apis(simulator, custom):
                     'kind': 'virtualmachine'}}
 
 
+def test_start_stop_restart_need_an_accept_of_any_type(simulator, custom):
+    """virt-api's start, stop and restart declare no representation."""
+    vmtools.create_vm(custom, 'acc')
+    path = ('/apis/subresources.kubevirt.io/v1/namespaces/default/'
+            'virtualmachines/acc/')
+    for verb in ('start', 'stop', 'restart'):
+        with pytest.raises(client.ApiException) as exc:
+            vmtools.call(custom.api_client, 'PUT', path + verb, {},
+                         accept='application/json')
+        assert exc.value.status == 406
+    assert vmtools.call(custom.api_client, 'PUT', path + 'start', {},
+                        accept='*/*').status_code == 202
+
+
 def test_start_refused_by_always_and_once(simulator, custom):
     vmtools.create_vm(custom, 'al', run_strategy='Always')
     vmtools.create_vm(custom, 'on', run_strategy='Once')

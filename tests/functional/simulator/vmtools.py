@@ -26,12 +26,14 @@ TINY = {'Pending': 0, 'Scheduling': 0.5, 'Scheduled': 0.5, 'Running': 0.5,
 
 
 def call(api_client, method, path, body=None,
-         content_type='application/json'):
-    """A raw request; raises ApiException on errors."""
+         content_type='application/json', accept='application/json, */*'):
+    """A raw request; raises ApiException on errors.
+
+    It accepts what client-go (virtctl) accepts.
+    """
     request = api_client.param_serialize(
         method=method, resource_path=path, body=body,
-        header_params={'Content-Type': content_type,
-                       'Accept': 'application/json'},
+        header_params={'Content-Type': content_type, 'Accept': accept},
         auth_settings=['BearerToken'])
     response = api_client.call_api(*request)
     response.read()
