@@ -14,14 +14,20 @@
 
 The DataVolume controller keeps a PVC of the same name (owned by the
 DataVolume) and walks ``status.phase`` through WaitForFirstConsumer,
-ImportScheduled, ImportInProgress and Succeeded or Failed.  HTTP imports
-really fetch the URL (with the Secret's credentials and the ConfigMap's CA
-certificates) on an importer thread. A URL that cannot be fetched at all
-(control characters, a malformed host, not http(s)) fails the import at
-once. As Go's net/http (CDI's importer) does, the credentials follow a
-redirect only to the same host or one of its subdomains. ``install``
-also starts the ownerReference garbage collector (``garbagecollector``),
-unless ``owner_gc=False`` (a real kube-controller-manager collects).
+ImportScheduled, ImportInProgress and Succeeded. A DataVolume whose
+name's PVC is being deleted (or belongs to another DataVolume) waits
+for it to go, as CDI's ``validatePVC`` does. HTTP imports really fetch
+the URL (with the Secret's credentials and the ConfigMap's CA
+certificates) on an importer thread. A failing importer is restarted as
+kubelet restarts CDI's importer pod (at once, then after 10 s, 20 s, ...
+up to 5 min): ``status.restartCount`` grows, the ``Running`` condition is
+False with reason ``Error`` and the importer's message, and the phase
+stays (CDI v1.66 sets ``Failed`` only on a checksum mismatch, which is not
+modelled). As Go's net/http (CDI's importer) does, the credentials
+follow a redirect only to the same host or one of its subdomains.
+``install`` also starts the ownerReference garbage collector
+(``garbagecollector``), unless ``owner_gc=False`` (a real
+kube-controller-manager collects).
 """
 
 import base64
@@ -39,6 +45,7 @@ from kubernetes import utils
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import garbagecollector
+from sushy_kubevirt.simulator import pvcprotection
 from sushy_kubevirt.simulator import storage
 
 LOG = logging.getLogger(__name__)
@@ -52,7 +59,11 @@ KUBE_CONTROLLER_MANAGER = 'kube-controller-manager'
 ANN_IMMEDIATE = 'cdi.kubevirt.io/storage.bind.immediate.requested'
 ANN_DEFAULT_SC = 'storageclass.kubernetes.io/is-default-class'
 FILESYSTEM_OVERHEAD = 0.055
-DEFAULT_DELAYS = {'ImportScheduled': 0.2, 'ImportInProgress': 0.5}
+#: ImportRestart: kubelet's first crash-loop back-off (doubled per
+#: restart up to :data:`MAX_RESTART_DELAY`).
+DEFAULT_DELAYS = {'ImportScheduled': 0.2, 'ImportInProgress': 0.5,
+                  'ImportRestart': 10.0}
+MAX_RESTART_DELAY = 300.0
 FINAL = ('Succeeded', 'Failed')
 ORDER = ('', 'Pending', 'WaitForFirstConsumer', 'ImportScheduled',
          'ImportInProgress', 'Succeeded', 'Failed')
@@ -70,6 +81,17 @@ def parse_quantity(text):
     ValueError.
     """
     return math.ceil(utils.parse_quantity(text))
+
+
+def restart_delay(restarts, base):
+    """Seconds before restart number ``restarts + 1`` (kubelet's back-off).
+
+    The first restart is at once, then ``base`` doubled each time, at most
+    :data:`MAX_RESTART_DELAY`.
+    """
+    if restarts < 1:
+        return 0.0
+    return min(base * 2 ** (restarts - 1), max(base, MAX_RESTART_DELAY))
 
 
 def owner_ref(owner):
@@ -147,7 +169,10 @@ def pvc_for(dv, storage_class):
                                     'app.kubernetes.io/managed-by':
                                         'cdi-controller'},
                          'annotations': annotations,
-                         'ownerReferences': [owner_ref(dv)]},
+                         'ownerReferences': [owner_ref(dv)],
+                         # As kube-apiserver's StorageObjectInUseProtection
+                         # admission plugin adds it.
+                         'finalizers': [pvcprotection.FINALIZER]},
             'spec': spec, 'status': {'phase': 'Pending'}}
 
 
@@ -250,6 +275,7 @@ class DataVolumeController:
                    if owner_gc else None)
         self._stop = threading.Event()
         self._imports = {}
+        self._restarts = {}     # dv uid -> simulated time the restart is due
         self._lock = threading.Lock()
 
     def start(self):
@@ -279,7 +305,10 @@ class DataVolumeController:
             self.gc.on_event(event, rt, obj, old)
         meta = obj.get('metadata') or {}
         ns = meta.get('namespace')
-        if rt.key == DV_RT.key:
+        if rt.key in (DV_RT.key, '/persistentvolumeclaims'):
+            if event == 'DELETED' and rt.key == DV_RT.key:
+                with self._lock:
+                    self._restarts.pop(meta.get('uid'), None)
             self.enqueue(ns, meta.get('name'))
         elif rt.key == 'kubevirt.io/virtualmachineinstances':
             for vol in (obj.get('spec') or {}).get('volumes') or ():
@@ -326,6 +355,8 @@ class DataVolumeController:
             return
         sc = self.storage_class(storage_spec(dv)[1])
         pvc = self.store.try_get(self.pvc_rt, namespace, name)
+        if pvc is not None and not self.claimable(dv, pvc):
+            return      # enqueued again by the PVC's events
         if pvc is None:
             body = pvc_for(dv, sc['metadata']['name'] if sc else None)
             pvc = self.store.create(self.pvc_rt, body)
@@ -351,14 +382,30 @@ class DataVolumeController:
                            'Import pod pending')], progress='N/A')
             self.enqueue(namespace, name, self.delays['ImportScheduled'])
             return
-        if phase == 'ImportScheduled':
-            if 'blank' in ((dv.get('spec') or {}).get('source') or {}):
-                self.store.mutate(DV_RT, namespace, name,
-                                  lambda o: succeeded_status(
-                                      o.setdefault('status', {}), name),
-                                  subresource='status')
-            else:
-                self.start_import(dv)
+        if 'blank' in ((dv.get('spec') or {}).get('source') or {}):
+            self.store.mutate(DV_RT, namespace, name,
+                              lambda o: succeeded_status(
+                                  o.setdefault('status', {}), name),
+                              subresource='status')
+            return
+        due = self._restarts.get(dv['metadata']['uid'])
+        if due is not None and due > self.scheduler.clock.now():
+            self.enqueue(namespace, name, due - self.scheduler.clock.now())
+            return
+        self.start_import(dv)
+
+    @staticmethod
+    def claimable(dv, pvc):
+        """False while ``pvc`` is being deleted or is another DataVolume's.
+
+        CDI waits (``ErrResourceMarkedForDeletion``, ``ErrResourceExists``):
+        the DataVolume keeps no phase until the PVC is gone.
+        """
+        if pvc['metadata'].get('deletionTimestamp'):
+            return False
+        return all(ref.get('uid') == dv['metadata']['uid']
+                   for ref in pvc['metadata'].get('ownerReferences') or ()
+                   if ref.get('controller'))
 
     def bind(self, pvc):
         ns, name = pvc['metadata']['namespace'], pvc['metadata']['name']
@@ -397,12 +444,47 @@ class DataVolumeController:
         with self._lock:
             if uid in self._imports or self._stop.is_set():
                 return
+            restart = self._restarts.pop(uid, None) is not None
             thread = threading.Thread(target=self._import, args=(dv,),
                                       name='sim-importer', daemon=True)
             self._imports[uid] = thread
+        if restart:
+            self._count_restart(dv)
         thread.start()
 
+    def _count_restart(self, dv):
+        """The importer pod's container restarted: ``restartCount`` + 1."""
+        def change(obj):
+            status = obj.setdefault('status', {})
+            if obj['metadata']['uid'] == dv['metadata']['uid'] and \
+                    status.get('phase') not in FINAL:
+                status['restartCount'] = status.get('restartCount', 0) + 1
+        with apistatus.ignoring(404):
+            self.store.mutate(DV_RT, dv['metadata']['namespace'],
+                              dv['metadata']['name'], change,
+                              subresource='status')
+
+    def _failed(self, dv, message):
+        """The importer exited with an error: report it, restart later.
+
+        As the importer pod's container terminating does: the phase stays
+        ImportInProgress (the pod runs on), ``Running`` is False with
+        reason ``Error`` and the termination message.
+        """
+        self.set_status(dv, 'ImportInProgress', [
+            _condition('Ready', 'False'),
+            _condition('Running', 'False', 'Error', message)])
+        current = self.store.try_get(DV_RT, dv['metadata']['namespace'],
+                                     dv['metadata']['name']) or dv
+        restarts = (current.get('status') or {}).get('restartCount', 0)
+        delay = restart_delay(restarts, self.delays['ImportRestart'])
+        with self._lock:
+            self._restarts[dv['metadata']['uid']] = (
+                self.scheduler.clock.now() + delay)
+        return delay
+
     def _import(self, dv):
+        retry = None
         try:
             source = dv['spec'].get('source') or {}
             if 'http' in source:
@@ -412,18 +494,16 @@ class DataVolumeController:
                     'Running', 'False', 'Unsupported',
                     'source not modelled by the simulator')])
         except ImportFailed as exc:
-            self.set_status(dv, 'Failed', [
-                _condition('Ready', 'False'),
-                _condition('Running', 'False', 'Error', str(exc))])
+            retry = self._failed(dv, str(exc))
         except Exception as exc:  # noqa: broad: never leave it scheduled
             LOG.exception('importer failed for %s', dv['metadata']['name'])
-            self.set_status(dv, 'Failed', [
-                _condition('Ready', 'False'),
-                _condition('Running', 'False', 'Error',
-                           'Unable to process data: %s' % exc)])
+            retry = self._failed(dv, 'Unable to process data: %s' % exc)
         finally:
             with self._lock:
                 self._imports.pop(dv['metadata']['uid'], None)
+        if retry is not None:
+            self.enqueue(dv['metadata']['namespace'],
+                         dv['metadata']['name'], retry)
 
     def _request(self, dv, http):
         ns = dv['metadata']['namespace']

@@ -12,21 +12,23 @@
 
 """kube-controller-manager's part of the cluster.
 
-The garbage collector (``garbagecollector``) and the namespace controller
-(``namespaces``), on one scheduler, writing as ``kube-controller-manager``.
+The garbage collector (``garbagecollector``), the namespace controller
+(``namespaces``) and PVC protection (``pvcprotection``), on one
+scheduler, writing as ``kube-controller-manager``.
 Every simulator runs them, with or without KubeVirt and CDI.
 """
 
 from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import garbagecollector
 from sushy_kubevirt.simulator import namespaces
+from sushy_kubevirt.simulator import pvcprotection
 from sushy_kubevirt.simulator import storage
 
 NAME = 'kube-controller-manager'
 
 
 class ControllerManager:
-    """The garbage collector and the namespace controller."""
+    """The garbage collector, namespace controller and PVC protection."""
 
     def __init__(self, sim):
         store = storage.Manager(sim.store, NAME)
@@ -34,7 +36,8 @@ class ControllerManager:
         self.handlers = (
             garbagecollector.OwnerGC(store, self.scheduler),
             namespaces.NamespaceController(
-                store, self.scheduler, sim.store.resource('', 'namespaces')))
+                store, self.scheduler, sim.store.resource('', 'namespaces')),
+            pvcprotection.PVCProtection(store, self.scheduler))
 
     def on_event(self, event, rt, obj, old):
         for handler in self.handlers:

@@ -10,7 +10,12 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""CDI DataVolumes: HTTP import from a loopback server, WFFC, cleanup."""
+"""CDI DataVolumes: HTTP import from a loopback server, WFFC, cleanup.
+
+A failing importer is restarted (``restartCount``), never ``Failed``, as
+CDI v1.66's; a PVC in use by a running VMI outlives its DataVolume
+(pvc-protection) and one made again under its name waits for it.
+"""
 
 import base64
 import http.server
@@ -21,7 +26,9 @@ import pytest
 from tests.functional.simulator import apitools
 from tests.functional.simulator import vmtools
 
+from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import pvcprotection
 
 G, V, P = 'cdi.kubevirt.io', 'v1beta1', 'datavolumes'
 IMAGE = b'\x00ISO' * 75_000          # 300,000 bytes
@@ -31,6 +38,7 @@ pytestmark = pytest.mark.simulator(time_scale=100, stage_delays=vmtools.TINY)
 
 class Handler(http.server.BaseHTTPRequestHandler):
     seen = []  # (host header, path, Authorization) of every request
+    late = set()  # paths that exist from now on
 
     def do_GET(self):
         self.seen.append((self.headers.get('Host'), self.path,
@@ -45,7 +53,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 'Authorization') != 'Basic ' + CREDENTIALS:
             self.send_error(401)
             return
-        if self.path not in ('/image.iso', '/secure.iso', '/open.iso'):
+        if self.path not in ('/image.iso', '/secure.iso', '/open.iso') \
+                and self.path not in self.late:
             self.send_error(404)
             return
         self.send_response(200)
@@ -60,6 +69,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture
 def images():
     Handler.seen = []
+    Handler.late = set()
     server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
@@ -103,6 +113,27 @@ def conditions(dv):
     return {c['type']: c for c in dv['status']['conditions']}
 
 
+def restarted(sim, custom, name, count=1):
+    """The DataVolume once its importer restarted ``count`` times.
+
+    As CDI's: ``Running`` False, reason Error, the phase kept.
+    """
+    def failing():
+        dv = get_dv(custom, name)
+        status = (dv or {}).get('status') or {}
+        running = {c['type']: c for c in status.get('conditions') or ()}.get(
+            'Running') or {}
+        if status.get('restartCount', 0) >= count and \
+                running.get('reason') == 'Error':
+            return dv
+        return None
+    dv = sim.wait_for(failing)
+    assert dv['status']['phase'] in ('ImportScheduled', 'ImportInProgress')
+    assert conditions(dv)['Running']['status'] == 'False'
+    assert conditions(dv)['Ready']['status'] == 'False'
+    return dv
+
+
 def test_http_import_succeeds_with_progress(simulator, custom, kube_client,
                                             images):
     rv = custom.list_namespaced_custom_object(
@@ -139,14 +170,24 @@ def test_http_import_succeeds_with_progress(simulator, custom, kube_client,
     assert pvc.metadata.owner_references[0].uid == dv['metadata']['uid']
 
 
-def test_unfetchable_url_fails(simulator, custom, images):
+def test_unfetchable_url_restarts_the_importer(simulator, custom, images):
     create_dv(custom, datavolume('nf', {'http': {
-        'url': images + '/missing.iso'}}))
-    dv = wait_phase(simulator, custom, 'nf', 'Failed')
+        'url': images + '/late.iso'}}))
+    dv = restarted(simulator, custom, 'nf', count=3)
     running = conditions(dv)['Running']
-    assert running['reason'] == 'Error'
     assert 'expected status code 200, got 404' in running['message']
-    assert conditions(dv)['Ready']['status'] == 'False'
+    tries = [path for _host, path, _auth in Handler.seen]
+    assert tries.count('/late.iso') >= 3
+    # The image appears: a later restart imports it.
+    Handler.late.add('/late.iso')
+    dv = wait_phase(simulator, custom, 'nf', 'Succeeded')
+    assert dv['status']['restartCount'] >= 3
+    assert conditions(dv)['Running']['reason'] == 'Completed'
+
+
+def test_restarts_back_off_as_kubelet_does():
+    assert [cdi.restart_delay(n, 10) for n in range(8)] == [
+        0, 10, 20, 40, 80, 160, 300, 300]
 
 
 def test_secret_credentials(simulator, custom, kube_client, images):
@@ -159,14 +200,14 @@ def test_secret_credentials(simulator, custom, kube_client, images):
         create_dv(custom, datavolume('sec-' + name, {'http': {
             'url': images + '/secure.iso', 'secretRef': name}}))
     wait_phase(simulator, custom, 'sec-good', 'Succeeded')
-    dv = wait_phase(simulator, custom, 'sec-bad', 'Failed')
+    dv = restarted(simulator, custom, 'sec-bad')
     assert 'got 401' in conditions(dv)['Running']['message']
 
 
-def test_too_small_a_volume_fails(simulator, custom, images):
+def test_too_small_a_volume_fails_the_importer(simulator, custom, images):
     create_dv(custom, datavolume('small', {'http': {
         'url': images + '/image.iso'}}, size='300k'))
-    dv = wait_phase(simulator, custom, 'small', 'Failed')
+    dv = restarted(simulator, custom, 'small')
     assert 'A larger PVC is required' in conditions(dv)['Running']['message']
     create_dv(custom, datavolume('block', {'http': {
         'url': images + '/image.iso'}}, size='300k', volumeMode='Block'))
@@ -235,9 +276,9 @@ def test_vm_datavolume_templates_are_owned_by_the_vm(simulator, custom):
     ('ftp://127.0.0.1/x.iso', 'expected http(s)://host/path'),
     ('http:///x.iso', 'expected http(s)://host/path'),
 ])
-def test_bad_url_fails_at_once(simulator, custom, url, detail):
+def test_bad_url_fails_the_importer(simulator, custom, url, detail):
     create_dv(custom, datavolume('bad', {'http': {'url': url}}))
-    dv = wait_phase(simulator, custom, 'bad', 'Failed')
+    dv = restarted(simulator, custom, 'bad')
     message = conditions(dv)['Running']['message']
     assert message.startswith('Unable to connect to http data source: ')
     assert detail in message
@@ -275,3 +316,65 @@ def test_credentials_never_follow_a_redirect_to_another_host(
     assert hosts == [('127.0.0.1', '/redirect?' + other,
                       'Basic ' + CREDENTIALS),
                      ('localhost', '/open.iso', None)]
+
+
+def _pvc(core, name):
+    try:
+        return core.read_namespaced_persistent_volume_claim(name, 'default')
+    except client.ApiException as exc:
+        if exc.status == 404:
+            return None
+        raise
+
+
+def test_a_datavolume_made_again_waits_for_its_pvc_in_use(
+        simulator, custom, kube_client, images):
+    core = client.CoreV1Api(kube_client)
+    create_dv(custom, datavolume('cd', {'http': {
+        'url': images + '/image.iso'}}))
+    wait_phase(simulator, custom, 'cd', 'Succeeded')
+    vm = objects.make_vm('user', run_strategy='Always', data_volume=False)
+    vm['spec']['template']['spec']['volumes'] = [
+        {'name': 'root', 'dataVolume': {'name': 'cd'}}]
+    custom.create_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default', vmtools.VMS, vm)
+    vmtools.wait_running(simulator, custom, 'user')
+    old = _pvc(core, 'cd')
+    assert pvcprotection.FINALIZER in old.metadata.finalizers
+
+    # Deleted while the VMI's pod mounts it: the PVC stays, marked.
+    custom.delete_namespaced_custom_object(G, V, 'default', P, 'cd')
+    simulator.wait_for(lambda: get_dv(custom, 'cd') is None and (
+        _pvc(core, 'cd').metadata.deletion_timestamp is not None))
+    create_dv(custom, datavolume('cd', {'http': {
+        'url': images + '/open.iso'}}))
+    # A DataVolume made after it imports; it waits for the old PVC.
+    create_dv(custom, datavolume('after', {'http': {
+        'url': images + '/open.iso'}}))
+    wait_phase(simulator, custom, 'after', 'Succeeded')
+    waiting = get_dv(custom, 'cd')
+    assert (waiting.get('status') or {}).get('phase') in (None, '')
+    assert _pvc(core, 'cd').metadata.uid == old.metadata.uid
+    # Only 'after' fetched its image.
+    assert [p for _h, p, _a in Handler.seen].count('/open.iso') == 1
+
+    # The VM stops: the pod lets go, the PVC goes, the import runs.
+    custom.patch_namespaced_custom_object(
+        vmtools.G, vmtools.V, 'default', vmtools.VMS, 'user',
+        {'spec': {'runStrategy': 'Halted'}})
+    dv = wait_phase(simulator, custom, 'cd', 'Succeeded')
+    pvc = _pvc(core, 'cd')
+    assert pvc.metadata.uid != old.metadata.uid
+    assert pvc.metadata.owner_references[0].uid == dv['metadata']['uid']
+    assert pvc.metadata.deletion_timestamp is None
+
+
+def test_an_unused_pvc_is_deleted_with_its_datavolume(
+        simulator, custom, kube_client):
+    core = client.CoreV1Api(kube_client)
+    create_dv(custom, datavolume('free', {'blank': {}}))
+    wait_phase(simulator, custom, 'free', 'Succeeded')
+    simulator.wait_for(lambda: pvcprotection.FINALIZER in (
+        _pvc(core, 'free').metadata.finalizers or ()))
+    custom.delete_namespaced_custom_object(G, V, 'default', P, 'free')
+    simulator.wait_for(lambda: _pvc(core, 'free') is None)

@@ -85,8 +85,12 @@ def test_controllers_know_stamped_objects(simulator, custom):
             'phase') == 'Running')
     simulator.store.delete(virt.VM_RT, ns, name)
     pvc_rt = simulator.store.resource('', 'persistentvolumeclaims')
-    simulator.wait_for(lambda: simulator.store.try_get(
-        pvc_rt, ns, name + '-root') is None)   # garbage collected
+    # Garbage collected: deleted, or kept by pvc-protection while the
+    # VMI shuts down.
+    simulator.wait_for(lambda: (simulator.store.try_get(
+        pvc_rt, ns, name + '-root') or {'metadata': {
+            'deletionTimestamp': 'gone'}})['metadata'].get(
+                'deletionTimestamp'))
 
 
 def test_seeding_makes_no_controller_writes(simulator):

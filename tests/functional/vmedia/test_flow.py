@@ -22,6 +22,7 @@ from tests.functional.emulator import harness
 from tests.functional.vmedia import conftest
 
 from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import imports
 from sushy_kubevirt.kubevirt import media
 
 CDROM = media.disk_name('Cd')
@@ -139,7 +140,11 @@ def test_ironic_flow(machine, images, sim, emulator):
 def test_failed_import_never_starts(machine, images, sim):
     image = images.url('late-%s.iso' % machine.name)   # 404 for now
     assert machine.insert(image).status_code == 204
-    dv = machine.wait_phase('Failed')
+    # As CDI v1.66: the importer restarts, the phase never reaches Failed.
+    dv = harness.wait_until(
+        lambda: imports.restarts(machine.dv() or {}) >= 1 and machine.dv(),
+        20, 0.02, 'the importer restarted')
+    assert dv['status']['phase'] in ('ImportScheduled', 'ImportInProgress')
     assert '404' in media.import_error(dv)
 
     state = machine.wait_media(Health='Critical')
@@ -155,6 +160,7 @@ def test_failed_import_never_starts(machine, images, sim):
         assert refused.status_code == 409, refused.text
         assert CONFLICT_MARKER not in refused.text
         assert 'failed' in refused.text and '404' in refused.text
+        assert 'restarted the importer' in refused.text
     assert machine.spec()['runStrategy'] == 'Halted'
     assert harness.vmi(sim, machine.name) is None
 
