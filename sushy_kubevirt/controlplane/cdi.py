@@ -28,7 +28,6 @@ import base64
 import json
 import pathlib
 import subprocess
-import time
 
 from sushy_kubevirt.controlplane import manifests as localizing
 from sushy_kubevirt.controlplane import pki
@@ -117,17 +116,13 @@ class CDI:
     def _signing_keys(self, timeout=READY_TIMEOUT):
         """cdi-apiserver's signing key pair, as the controller mounts it."""
         path = '/api/v1/namespaces/%s/secrets/cdi-api-signing-key' % NAMESPACE
-        deadline = time.monotonic() + timeout
-        while True:
-            status, body = self.cp.request('GET', path)
-            if status == 200:
-                break
-            if time.monotonic() > deadline:
-                raise server.ControlPlaneError(
-                    'cdi-apiserver made no signing key in %.0f s; its log '
-                    'ends:\n%s' % (timeout,
-                                   self.processes['cdi-apiserver'].tail()))
-            time.sleep(0.2)
+        found = {}
+
+        def made():
+            status, found['body'] = self.cp.request('GET', path)
+            return status == 200
+        server.wait_ready([self.processes['cdi-apiserver']], made, timeout)
+        body = found['body']
         keys = self.workdir / 'token-keys'
         keys.mkdir(exist_ok=True)
         for name in ('id_rsa', 'id_rsa.pub'):
@@ -142,10 +137,9 @@ class CDI:
         return net
 
     def _run(self, name, args, env):
-        kubeconfig = self.cp.write_kubeconfig(
-            self.workdir / ('%s.kubeconfig' % name),
-            token=self.cp.service_account_token(NAMESPACE, ACCOUNTS[name]),
-            namespace=NAMESPACE, user=ACCOUNTS[name])
+        kubeconfig = self.cp.service_account_kubeconfig(
+            self.workdir / ('%s.kubeconfig' % name), NAMESPACE,
+            ACCOUNTS[name])
         argv = ['env'] + ['%s=%s' % item for item in env.items()] + [
             str(self.binaries[name]), '--kubeconfig', str(kubeconfig),
             '-v', '1'] + args
@@ -155,22 +149,12 @@ class CDI:
 
     def wait_ready(self, timeout=READY_TIMEOUT):
         """The upload API answers through kube-apiserver's aggregator."""
-        deadline = time.monotonic() + timeout
-        while True:
-            for proc in self.processes.values():
-                if not proc.alive():
-                    raise server.ControlPlaneError(
-                        '%s exited; its log %s ends:\n%s'
-                        % (proc.name, proc.log_path, proc.tail()))
-            status, _ = self.cp.request(
-                'GET', '/apis/upload.cdi.kubevirt.io/v1beta1')
-            if status == 200:
-                return
-            if time.monotonic() > deadline:
-                raise server.ControlPlaneError(
-                    'cdi-apiserver not ready in %.0f s; its log ends:\n%s'
-                    % (timeout, self.processes['cdi-apiserver'].tail()))
-            time.sleep(0.3)
+        server.wait_ready(
+            [self.processes[name]
+             for name in ('cdi-apiserver', 'cdi-controller')],
+            lambda: self.cp.request(
+                'GET', '/apis/upload.cdi.kubevirt.io/v1beta1')[0] == 200,
+            timeout, poll=0.3)
 
     def stop(self):
         for proc in self.processes.values():

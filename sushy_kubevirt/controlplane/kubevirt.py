@@ -33,7 +33,6 @@ import json
 import os
 import pathlib
 import subprocess
-import time
 
 import yaml
 
@@ -182,38 +181,26 @@ class KubeVirt:
              'data': {'ca-bundle': ca_pem.decode()}}]
 
     def _run(self, name, args):
-        kubeconfig = self.cp.write_kubeconfig(
-            self.workdir / ('%s.kubeconfig' % name),
-            token=self.cp.service_account_token(NAMESPACE, ACCOUNTS[name]),
-            namespace=NAMESPACE, user=ACCOUNTS[name])
+        kubeconfig = self.cp.service_account_kubeconfig(
+            self.workdir / ('%s.kubeconfig' % name), NAMESPACE,
+            ACCOUNTS[name])
         self.processes[name] = server.Process(
             name, [str(self.binaries[name]), '--kubeconfig', str(kubeconfig)]
             + args, self.workdir / ('%s.log' % name)).start()
 
     def handler_kubeconfig(self, path):
         """A kubeconfig of virt-handler's ServiceAccount."""
-        return self.cp.write_kubeconfig(
-            path, token=self.cp.service_account_token(NAMESPACE, HANDLER),
-            namespace=NAMESPACE, user=HANDLER)
+        return self.cp.service_account_kubeconfig(path, NAMESPACE, HANDLER)
 
     # -- readiness -----------------------------------------------------------
 
     def wait_ready(self, timeout=READY_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        while True:
-            for proc in self.processes.values():
-                if not proc.alive():
-                    raise server.ControlPlaneError(
-                        '%s exited; its log %s ends:\n%s'
-                        % (proc.name, proc.log_path, proc.tail()))
-            status, _ = self.cp.request('GET', '/apis/' + SUBRESOURCES)
-            if status == 200 and self._defaulted():
-                return
-            if time.monotonic() > deadline:
-                raise server.ControlPlaneError(
-                    'virt-api not ready in %.0f s; its log ends:\n%s'
-                    % (timeout, self.processes['virt-api'].tail()))
-            time.sleep(0.3)
+        """virt-api's subresource API answers and its webhooks default."""
+        server.wait_ready(
+            [self.processes['virt-api'], self.processes['virt-controller']],
+            lambda: (self.cp.request('GET', '/apis/' + SUBRESOURCES)[0]
+                     == 200 and self._defaulted()),
+            timeout, poll=0.3)
 
     def _defaulted(self):
         """virt-api's mutating webhook gives a dry-run VM a firmware UUID."""

@@ -124,6 +124,30 @@ def spawner():
         return _SPAWNER
 
 
+def wait_ready(processes, ready, timeout, poll=0.2):
+    """Poll ``ready()`` until true while every process lives.
+
+    A process that exits, or a timeout, raises with the log's tail (on
+    timeout, the first process's).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        for proc in processes:
+            if not proc.alive():
+                raise ControlPlaneError(
+                    '%s exited (%s); its log %s ends:\n%s'
+                    % (proc.name, proc.proc.returncode, proc.log_path,
+                       proc.tail()))
+        if ready():
+            return
+        if time.monotonic() > deadline:
+            proc = processes[0]
+            raise ControlPlaneError(
+                '%s not ready in %.0f s; its log %s ends:\n%s'
+                % (proc.name, timeout, proc.log_path, proc.tail()))
+        time.sleep(poll)
+
+
 class Process:
     """One component: its command line, log file and Popen."""
 
@@ -366,18 +390,7 @@ class ControlPlane:
     # -- readiness ---------------------------------------------------------
 
     def _wait(self, name, ready, timeout=START_TIMEOUT):
-        deadline = time.monotonic() + timeout
-        proc = self.processes[name]
-        while time.monotonic() < deadline:
-            if not proc.alive():
-                raise ControlPlaneError('%s exited (%s); its log %s ends:\n%s'
-                                        % (name, proc.proc.returncode,
-                                           proc.log_path, proc.tail()))
-            if ready():
-                return
-            time.sleep(0.2)
-        raise ControlPlaneError('%s not ready in %.0f s; its log %s ends:\n%s'
-                                % (name, timeout, proc.log_path, proc.tail()))
+        wait_ready([self.processes[name]], ready, timeout)
 
     def ssl_context(self):
         return ssl.create_default_context(cafile=str(self.ca_file))
@@ -491,6 +504,12 @@ class ControlPlane:
         revision = int(header['revision'])
         call('/v3/kv/compaction', {'revision': revision, 'physical': True})
         return revision
+
+    def service_account_kubeconfig(self, path, namespace, name):
+        """A kubeconfig that acts as ServiceAccount ``namespace/name``."""
+        return self.write_kubeconfig(
+            path, token=self.service_account_token(namespace, name),
+            namespace=namespace, user=name)
 
     def write_kubeconfig(self, path, *, token=None, namespace='default',
                          client_cert=None, user='admin'):

@@ -91,15 +91,8 @@ class Handler:
             self.set_status(vmi, lambda st: simvmi.enter_phase(
                 vmi, st, 'Succeeded'))
 
-    def has_agent(self, vmi):
-        value = (vmi['metadata'].get('annotations') or {}).get(
-            model.ANN_GUEST_AGENT)
-        if value is None:
-            return self.guest_agent
-        return value.strip().lower() == 'true'
-
     def _sync_agent(self, vmi):
-        if (not self.has_agent(vmi)
+        if (not model.has_agent(vmi, self.guest_agent)
                 or conditions.condition(vmi, 'AgentConnected')
                 or conditions.has_true(vmi, 'Paused')):
             return

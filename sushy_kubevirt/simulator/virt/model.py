@@ -54,6 +54,14 @@ def deleting(obj):
     return bool(obj and obj['metadata'].get('deletionTimestamp'))
 
 
+def has_agent(vmi, default):
+    """The VMI's guest runs an agent: its annotation, else ``default``."""
+    value = (vmi['metadata'].get('annotations') or {}).get(ANN_GUEST_AGENT)
+    if value is None:
+        return default
+    return value.strip().lower() == 'true'
+
+
 def template_hash(vm):
     spec = ((vm.get('spec') or {}).get('template') or {}).get('spec') or {}
     return hashlib.sha1(json.dumps(spec, sort_keys=True).encode()).hexdigest()

@@ -88,14 +88,6 @@ class VMILifecycle:
         self._entered[uid] = (target, self.clock.now())
         self.enter(vmi, target)
 
-    def has_agent(self, vmi):
-        """The VMI's guest runs an agent: annotation, else the default."""
-        value = (vmi['metadata'].get('annotations') or {}).get(
-            model.ANN_GUEST_AGENT)
-        if value is None:
-            return self.guest_agent
-        return value.strip().lower() == 'true'
-
     def sync_agent(self, vmi):
         """Connect the guest agent a stage delay after the guest booted.
 
@@ -103,7 +95,7 @@ class VMILifecycle:
         the wait (the agent drops while the guest reboots).
         """
         uid = vmi['metadata']['uid']
-        if (not self.has_agent(vmi)
+        if (not model.has_agent(vmi, self.guest_agent)
                 or conditions.condition(vmi, 'AgentConnected')
                 or conditions.has_true(vmi, 'Paused')):
             return
