@@ -10,17 +10,18 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Ports for servers that stop and listen again on the same port.
+"""Ports for servers: chosen now, listened on later, or again.
 
 ``bind(('127.0.0.1', 0))`` gives a port of the ephemeral range
 (``ip_local_port_range``), the range outgoing connections take their
-local port from. While a server on such a port is down, its own clients
-reconnecting can take it: even a client's connection to itself (TCP
+local port from. Any outgoing connection can take such a port in the
+window before the server listens on it: the port is chosen here and
+bound by another process (an emulator, etcd), or its server is down
+for a restart. Even a client's connection to itself can take it (TCP
 simultaneous open, which then reads its own TLS ClientHello, "wrong
-version number"). The server then cannot listen again (``Address
-already in use``). A server that restarts on its port (the simulator's
-``restart_api``, the control plane's kube-apiserver) listens below that
-range instead, as kube-apiserver's 6443 does.
+version number"). The server then fails with ``Address already in
+use``. So servers listen below that range, as kube-apiserver's 6443
+does.
 """
 
 import random

@@ -15,9 +15,10 @@
 import http.client
 import os
 import signal
-import socket
 import subprocess
 import time
+
+from sushy_kubevirt import ports
 
 
 class StartError(RuntimeError):
@@ -26,9 +27,7 @@ class StartError(RuntimeError):
 
 def free_port():
     """A TCP port on 127.0.0.1 that was free a moment ago."""
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+    return ports.restartable('127.0.0.1')
 
 
 def spawn(argv, log_path, env=None, **kwargs):

@@ -30,7 +30,6 @@ import pathlib
 import queue
 import secrets
 import signal
-import socket
 import ssl
 import subprocess
 import tempfile
@@ -66,9 +65,7 @@ class ControlPlaneError(RuntimeError):
 
 
 def free_port(host=HOST):
-    with socket.socket() as sock:
-        sock.bind((host, 0))
-        return sock.getsockname()[1]
+    return ports.restartable(host)
 
 
 def _die_with_parent():

@@ -20,7 +20,6 @@ terminated, and one fast in-process threaded server for feature tests.
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
@@ -38,6 +37,7 @@ from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import versions
+from sushy_kubevirt import ports
 
 BIN = os.path.dirname(sys.executable)
 VM_GROUP = 'kubevirt.io'
@@ -46,9 +46,7 @@ MODES = ('sushy-emulator', 'gunicorn', 'sushy-kubevirt-emulator')
 
 
 def free_port():
-    with socket.socket() as sock:
-        sock.bind(('127.0.0.1', 0))
-        return sock.getsockname()[1]
+    return ports.restartable('127.0.0.1')
 
 
 def write_htpasswd(path, user, password):
