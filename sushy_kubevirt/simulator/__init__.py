@@ -268,6 +268,10 @@ class Simulator:
         """Poll ``predicate()`` until true; return its value or raise."""
         return clock.wait_for(predicate, timeout, interval)
 
+    def guest_ends(self, namespace, name, phase='Succeeded'):
+        """The guest of VMI ``name`` powers off or crashes (``Failed``)."""
+        virt.guest_ends(self.store, namespace, name, phase)
+
     def __enter__(self):
         return self.start()
 

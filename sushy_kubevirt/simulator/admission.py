@@ -10,12 +10,14 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""virt-api admission for VirtualMachines: defaulting and validation.
+"""virt-api admission for VirtualMachines and their instances.
 
 Only what this project relies on is modelled: firmware ``uuid``/``serial``
 defaulting, ``running``/``runStrategy`` exclusivity, unique boot orders
 across disks and interfaces and Secure Boot requiring SMM.  Rejections use
-the message format of a denying webhook behind kube-apiserver.
+the message format of a denying webhook behind kube-apiserver. A VMI's
+status changes only by KubeVirt's own accounts: virt-api's VMI mutator
+silently puts back anyone else's (the VMI CRD has no status subresource).
 """
 
 import uuid
@@ -26,6 +28,11 @@ WEBHOOK = 'virtualmachine-validator.kubevirt.io'
 FIRMWARE_UUID_NAMESPACE = uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895')
 RUN_STRATEGIES = ('Always', 'Halted', 'Manual', 'RerunOnFailure', 'Once')
 TEMPLATE = 'spec.template.spec'
+#: The users whose VMI status changes virt-api keeps.
+KUBEVIRT_ACCOUNTS = frozenset(
+    'system:serviceaccount:kubevirt:' + name
+    for name in ('kubevirt-apiserver', 'kubevirt-controller',
+                 'kubevirt-handler'))
 
 
 def firmware_uuid(name):
@@ -143,6 +150,16 @@ def check_vm(operation, new, old, user):
         raise denied(causes)
 
 
-def register(sim, vm_rt):
+def mutate_vmi(operation, new, old, user):
+    """virt-api's VMI mutator: only KubeVirt's accounts change status."""
+    if operation == 'UPDATE' and user not in KUBEVIRT_ACCOUNTS:
+        if 'status' in old:
+            new['status'] = old['status']
+        else:
+            new.pop('status', None)
+
+
+def register(sim, vm_rt, vmi_rt):
     sim.register_admission(vm_rt, mutate_vm)
     sim.register_admission(vm_rt, check_vm, validating=True)
+    sim.register_admission(vmi_rt, mutate_vmi)

@@ -233,6 +233,19 @@ class RealCluster:
         """Poll ``predicate()`` until true; return its value or raise."""
         return clock.wait_for(predicate, timeout, interval)
 
+    def guest_ends(self, namespace, name, phase='Succeeded'):
+        """The guest of VMI ``name`` powers off or crashes (``Failed``).
+
+        The node's virt-handler reports the phase. Only KubeVirt's service
+        accounts may change a VMI's status (virt-api's mutating webhook
+        drops anyone else's change), so with the real KubeVirt the
+        simulated node writes it.
+        """
+        if self.nodes is not None:
+            self.nodes.handler.guest_ends(namespace, name, phase)
+        else:
+            virt.guest_ends(self.store, namespace, name, phase)
+
 
 class ControlTarget:
     """The fault control API's (``control``) view of a real cluster.

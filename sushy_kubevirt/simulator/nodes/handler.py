@@ -132,6 +132,13 @@ class Handler:
         self.enqueue(ns, name)
         return 202, ''
 
+    def guest_ends(self, ns, name, phase):
+        """The guest powers off (``Succeeded``) or crashes (``Failed``)."""
+        vmi = self.store.try_get(model.VMI_RT, ns, name)
+        if vmi is not None:
+            self.set_status(vmi, lambda st: simvmi.enter_phase(
+                vmi, st, phase))
+
     def set_status(self, vmi, fn):
         """``fn(status)`` on this very VMI (same uid), if it still exists.
 

@@ -40,13 +40,15 @@ from sushy_kubevirt.simulator.virt import vm
 from sushy_kubevirt.simulator.virt import vmi
 
 __all__ = ['ANN_GUEST_AGENT', 'DEFAULT_DELAYS', 'GROUP', 'VMI_RT', 'VM_RT',
-           'condition', 'install', 'run_strategy', 'stable_mac']
+           'condition', 'guest_ends', 'install', 'run_strategy',
+           'stable_mac']
 
 ANN_GUEST_AGENT = model.ANN_GUEST_AGENT
 GROUP = model.GROUP
 VM_RT = model.VM_RT
 VMI_RT = model.VMI_RT
 condition = conditions.condition
+guest_ends = vmi.guest_ends
 run_strategy = model.run_strategy
 stable_mac = model.stable_mac
 
@@ -75,7 +77,7 @@ class KubeVirt:
     def start(self):
         self.store.register(VM_RT)
         self.store.register(VMI_RT)
-        admission.register(self.sim, VM_RT)
+        admission.register(self.sim, VM_RT, VMI_RT)
         subresources.Subresources(storage.Manager(self.store, VIRT_API),
                                   self.vmis).register(self.sim)
         self.store.subscribe(self.on_event, loaded=self.on_loaded)

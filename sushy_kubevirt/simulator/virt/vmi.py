@@ -179,6 +179,13 @@ class VMILifecycle:
                               subresource=subresource, manager=manager)
 
 
+def guest_ends(store, namespace, name, phase):
+    """The guest powers off (``Succeeded``) or crashes (``Failed``)."""
+    store.mutate(model.VMI_RT, namespace, name,
+                 lambda vmi: enter_phase(vmi, vmi['status'], phase),
+                 manager='virt-handler')
+
+
 def enter_phase(vmi, status, phase):
     """Write what virt-controller/virt-handler report on entering phase."""
     if status.get('phase') in model.FINAL:

@@ -20,6 +20,7 @@ from tests.functional.simulator import apitools
 from tests.functional.simulator import vmtools
 
 from sushy_kubevirt.simulator import objects
+from sushy_kubevirt.simulator import virt
 
 G, V, P = 'kubevirt.io', 'v1', 'virtualmachines'
 WEBHOOK = 'admission webhook "virtualmachine-validator.kubevirt.io" ' \
@@ -138,3 +139,22 @@ def test_updates_are_validated_and_change_nothing(custom):
     current = custom.get_namespaced_custom_object(G, V, 'default', P, 'upd')
     assert current['spec'] == created['spec']
     assert current['metadata']['generation'] == 1
+
+
+def test_vmi_status_changes_only_by_kubevirt(simulator, custom):
+    """virt-api puts back a VMI status that another user changed."""
+    create(custom, objects.make_vm('mine', run_strategy='Always'))
+    simulator.wait_for(lambda: (simulator.store.try_get(
+        virt.VMI_RT, 'default', 'mine') or {}).get('status', {}).get(
+            'phase') == 'Running')
+    vmtools.call(
+        custom.api_client, 'PATCH',
+        '/apis/kubevirt.io/v1/namespaces/default/virtualmachineinstances/mine',
+        [{'op': 'replace', 'path': '/status/phase', 'value': 'Succeeded'}],
+        'application/json-patch+json')
+    vmi = custom.get_namespaced_custom_object(
+        G, V, 'default', 'virtualmachineinstances', 'mine')
+    assert vmi['status']['phase'] == 'Running'
+    simulator.guest_ends('default', 'mine')
+    assert simulator.store.get(virt.VMI_RT, 'default', 'mine')['status'][
+        'phase'] == 'Succeeded'

@@ -17,7 +17,6 @@ import pytest
 from tests.functional.simulator import apitools
 
 from sushy_kubevirt.simulator import objects
-from sushy_kubevirt.simulator import virt
 
 G, V = 'kubevirt.io', 'v1'
 VMS, VMIS = 'virtualmachines', 'virtualmachineinstances'
@@ -79,8 +78,7 @@ def wait_running(sim, custom, name):
 
 def crash(sim, name, phase='Failed'):
     """The guest ends by itself (simulated workload)."""
-    sim.store.mutate(virt.VMI_RT, 'default', name,
-                     lambda vmi: vmi['status'].update(phase=phase))
+    sim.guest_ends('default', name, phase)
 
 
 def refused(custom, name, verb, body=None, plural=VMS, code=409):

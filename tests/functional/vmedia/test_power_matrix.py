@@ -60,8 +60,7 @@ def _phase(machine):
 
 def _guest_ends(machine, phase='Succeeded'):
     """The guest powers itself off (``phase`` Succeeded) or crashes."""
-    machine.sim.store.mutate(virt.VMI_RT, 'default', machine.name,
-                             lambda vmi: vmi['status'].update(phase=phase))
+    machine.sim.guest_ends('default', machine.name, phase)
 
 
 def _set_strategy(machine, strategy):
