@@ -43,7 +43,7 @@ from sushy_kubevirt.simulator.virt import model
 
 KUBEVIRT_NAMESPACE = 'kubevirt'
 DEFAULT_DELAYS = {'PodRunning': 0.3, 'Running': 0.5, 'Shutdown': None,
-                  'AgentConnected': 0.5}
+                  'AgentConnected': 0.5, 'ImportInProgress': 0.0}
 HEARTBEAT = 60.0
 READY_TIMEOUT = 60.0
 NODE_LABELS = {
@@ -93,7 +93,7 @@ class Nodes:
                   for name in self.names}
         self.kubelet = kubelet_mod.Kubelet(self.store, self.scheduler,
                                            labels, self.delays)
-        importer = importer_mod.Importer(self.kubelet)
+        importer = importer_mod.Importer(self.kubelet, self.delays)
         self.kubelet.workloads.append(
             lambda pod: importer_mod.is_importer(pod) and importer.sync(pod))
         provisioner = volumes.Provisioner(self.store, self.scheduler)

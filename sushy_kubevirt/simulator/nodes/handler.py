@@ -122,6 +122,11 @@ class Handler:
                 st, conditions.paused()))
         elif action == 'unpause':
             self.set_status(vmi, lambda st: conditions.drop(st, 'Paused'))
+        elif action == 'softreboot' and (vmi['spec'].get('domain') or {}).get(
+                'rebootPolicy') == 'Terminate':
+            # libvirt's on_reboot=destroy: the guest's reboot ends the VMI.
+            self.set_status(vmi, lambda st: simvmi.enter_phase(
+                vmi, st, 'Succeeded'))
         elif action in ('softreboot', 'reset'):
             # The guest reboots: its agent drops, and connects again later.
             self._since.pop((uid, 'AgentConnected'), None)

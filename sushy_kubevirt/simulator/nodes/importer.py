@@ -16,7 +16,8 @@ The real cdi-controller makes an importer pod (``restartPolicy:
 OnFailure``) whose container reads ``IMPORTER_ENDPOINT``. Here, once the
 kubelet runs it, an ``http`` source's URL is fetched (a GET;
 ``INSECURE_TLS`` skips verification); other sources (``none``: a blank
-disk) succeed. A 200 ends the container with exit code 0 and the JSON
+disk) succeed. A 200 ends the container, after the ``ImportInProgress``
+stage delay (the image being written), with exit code 0 and the JSON
 termination message cdi-importer writes (``Import Complete``); anything
 else with exit code 1 and its words (``Unable to connect to http data
 source: ...``). A failed container restarts as a kubelet restarts it:
@@ -80,8 +81,10 @@ def fetch(url, insecure=False):
 class Importer:
     """Runs the importer containers of the kubelet's pods."""
 
-    def __init__(self, kubelet):
+    def __init__(self, kubelet, delays):
         self.kubelet = kubelet
+        #: ``ImportInProgress``: sim seconds a successful import writes.
+        self.delays = delays
         self._runs = set()      # (pod uid, restart count) fetched or due
 
     def sync(self, pod):
@@ -104,7 +107,9 @@ class Importer:
         if env.get('IMPORTER_SOURCE') == 'http':
             ok, why = fetch(env.get('IMPORTER_ENDPOINT', ''),
                             env.get('INSECURE_TLS') == 'true')
-        self.kubelet.scheduler.call_later(0, lambda: self._ended(pod, ok, why))
+        self.kubelet.scheduler.call_later(
+            self.delays['ImportInProgress'] if ok else 0,
+            lambda: self._ended(pod, ok, why))
 
     def _ended(self, pod, ok, why):
         now = storage.now_iso()
