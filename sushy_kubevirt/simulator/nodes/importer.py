@@ -16,10 +16,10 @@ The real cdi-controller makes an importer pod (``restartPolicy:
 OnFailure``) whose container reads ``IMPORTER_ENDPOINT``. Here, once the
 kubelet runs it, an ``http`` source's URL is fetched (a GET;
 ``INSECURE_TLS`` skips verification); other sources (``none``: a blank
-disk) succeed. A 200 ends the container, after the ``ImportInProgress``
-stage delay (the image being written), with exit code 0 and the JSON
-termination message cdi-importer writes (``Import Complete``); anything
-else with exit code 1 and its words (``Unable to connect to http data
+disk) succeed at once. A 200 ends the container, after the
+``ImportInProgress`` stage delay (the image being written), with exit
+code 0 and the JSON termination message cdi-importer writes (``Import
+Complete``); anything else with exit code 1 and its words (``Unable to connect to http data
 source: ...``). A failed container restarts as a kubelet restarts it:
 its exit is reported (CDI takes the message from it), a second later it
 waits in ``CrashLoopBackOff`` for 10 s, doubling up to 5 minutes, and
@@ -103,13 +103,13 @@ class Importer:
                          name='sim importer').start()
 
     def _run(self, pod, env):
-        ok, why = True, None
+        ok, why, writing = True, None, 0
         if env.get('IMPORTER_SOURCE') == 'http':
             ok, why = fetch(env.get('IMPORTER_ENDPOINT', ''),
                             env.get('INSECURE_TLS') == 'true')
+            writing = self.delays['ImportInProgress'] if ok else 0
         self.kubelet.scheduler.call_later(
-            self.delays['ImportInProgress'] if ok else 0,
-            lambda: self._ended(pod, ok, why))
+            writing, lambda: self._ended(pod, ok, why))
 
     def _ended(self, pod, ok, why):
         now = storage.now_iso()
