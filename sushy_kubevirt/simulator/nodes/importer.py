@@ -19,11 +19,11 @@ kubelet runs it, an ``http`` source's URL is fetched (a GET;
 disk) succeed at once. A 200 ends the container, after the
 ``ImportInProgress`` stage delay (the image being written), with exit
 code 0 and the JSON termination message cdi-importer writes (``Import
-Complete``); anything else with exit code 1 and its words (``Unable to connect to http data
-source: ...``). A failed container restarts as a kubelet restarts it:
-its exit is reported (CDI takes the message from it), a second later it
-waits in ``CrashLoopBackOff`` for 10 s, doubling up to 5 minutes, and
-then runs again with the restart count one higher.
+Complete``); anything else with exit code 1 and its words (``Unable to
+connect to http data source: ...``). A failed container restarts as a
+kubelet restarts it: its exit is reported (CDI takes the message from
+it), a second later it waits in ``CrashLoopBackOff`` for 10 s, doubling
+up to 5 minutes, and then runs again with the restart count one higher.
 """
 
 import json
