@@ -124,6 +124,9 @@ class Simulator:
         self.validation = {}
         self.subresources = {}
         self.components = {}
+        #: Users whose API writes count as KubeVirt's (beside its service
+        #: accounts); the simulated KubeVirt writes to the store directly.
+        self.kubevirt_users = frozenset()
         self._api = apiserver.ApiServer(
             self, host, port, self.certificates
             and self.certificates.server_context)

@@ -150,16 +150,23 @@ def check_vm(operation, new, old, user):
         raise denied(causes)
 
 
-def mutate_vmi(operation, new, old, user):
-    """virt-api's VMI mutator: only KubeVirt's accounts change status."""
-    if operation == 'UPDATE' and user not in KUBEVIRT_ACCOUNTS:
-        if 'status' in old:
-            new['status'] = old['status']
-        else:
-            new.pop('status', None)
+def vmi_mutator(writers):
+    """virt-api's VMI mutator: only KubeVirt's accounts change status.
+
+    ``writers``: more users that count as KubeVirt's.
+    """
+    allowed = KUBEVIRT_ACCOUNTS | writers
+
+    def mutate_vmi(operation, new, old, user):
+        if operation == 'UPDATE' and user not in allowed:
+            if 'status' in old:
+                new['status'] = old['status']
+            else:
+                new.pop('status', None)
+    return mutate_vmi
 
 
 def register(sim, vm_rt, vmi_rt):
     sim.register_admission(vm_rt, mutate_vm)
     sim.register_admission(vm_rt, check_vm, validating=True)
-    sim.register_admission(vmi_rt, mutate_vmi)
+    sim.register_admission(vmi_rt, vmi_mutator(sim.kubevirt_users))

@@ -79,8 +79,11 @@ class External:
 
     def __init__(self, kubeconfig, *, webhook_cert, webhook_key, client_ca,
                  ca_bundle, time_scale=1.0, stage_delays=None,
-                 guest_agent=False, vms=0, namespaces=1):
+                 guest_agent=False, vms=0, namespaces=1, writer=None):
         self.time_scale = time_scale
+        #: The users the simulated KubeVirt writes as (the kubeconfig's):
+        #: virt-api keeps VMI status changes only from KubeVirt's accounts.
+        self.kubevirt_users = frozenset([writer] if writer else ())
         self.stage_delays = dict(stage_delays or {})
         self.guest_agent = guest_agent
         self.vms = vms

@@ -131,7 +131,7 @@ class RealCluster:
                 ca_bundle=cp.ca_file, time_scale=self.time_scale,
                 stage_delays=self.stage_delays,
                 guest_agent=self.guest_agent, vms=self.vms,
-                namespaces=self.namespaces).start()
+                namespaces=self.namespaces, writer=server.ADMIN_USER).start()
             self.store = self.external.store
         except BaseException:
             self.stop()

@@ -195,7 +195,7 @@ def cluster(control_plane, admin_kubeconfig):
         admin_kubeconfig, webhook_cert=cert, webhook_key=key,
         client_ca=control_plane.pki / 'front-proxy-ca.crt',
         ca_bundle=control_plane.ca_file, time_scale=100, stage_delays=DELAYS,
-        vms=2, namespaces=1)
+        vms=2, namespaces=1, writer=server.ADMIN_USER)
     controllers.start()
     try:
         yield controllers
