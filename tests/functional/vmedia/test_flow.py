@@ -141,9 +141,12 @@ def test_failed_import_never_starts(machine, images, sim):
     image = images.url('late-%s.iso' % machine.name)   # 404 for now
     assert machine.insert(image).status_code == 204
     # As CDI v1.66: the importer restarts, the phase never reaches Failed.
+    # While a restarted importer runs, Running is True again: the failure
+    # shows once it has failed again.
     dv = harness.wait_until(
-        lambda: imports.restarts(machine.dv() or {}) >= 1 and machine.dv(),
-        20, 0.02, 'the importer restarted')
+        lambda: (lambda dv: imports.restarts(dv) >= 1
+                 and media.import_error(dv) and dv)(machine.dv() or {}),
+        40, 0.02, 'the restarted importer failed')
     assert dv['status']['phase'] in ('ImportScheduled', 'ImportInProgress')
     assert '404' in media.import_error(dv)
 
