@@ -57,6 +57,26 @@ def _calls(sim):
             for e in harness.api_calls(sim) if e['path'] != '/version']
 
 
+def _noop_calls(sim, emulator, machine, reset_types):
+    """The API calls of no-op ``reset_types`` made on a caught-up cache.
+
+    A controller's status write that trails the power change (the VM's
+    conditions after its VMI's) can land between the catch-up and the
+    reset; the resets are then made again, at most 5 times.
+    """
+    expected = ['GET virtualmachines'] * len(reset_types)
+    for _ in range(5):
+        harness.wait_caught_up(sim, emulator.url + machine.path,
+                               machine.name)
+        sim.request_log.clear()
+        for reset_type in reset_types:
+            assert _reset(emulator, machine, reset_type).status_code == 204
+        calls = _calls(sim)
+        if calls == expected:
+            break
+    return calls
+
+
 def test_on_when_on_makes_one_get_and_no_write(sim, emulator, redfish,
                                                machine):
     """A no-op reset is confirmed by 1 live GET of the VM, never a write.
@@ -67,16 +87,13 @@ def test_on_when_on_makes_one_get_and_no_write(sim, emulator, redfish,
     system = redfish.get_system(machine.path)
     system.reset_system(sushy.RESET_ON)
     _wait_state(system, ON)
-    sim.request_log.clear()
-    assert _reset(emulator, machine, 'On').status_code == 204
-    assert _reset(emulator, machine, 'ForceOn').status_code == 204
-    assert _calls(sim) == ['GET virtualmachines'] * 2
+    assert _noop_calls(sim, emulator, machine, ('On', 'ForceOn')) == \
+        ['GET virtualmachines'] * 2
     _reset(emulator, machine, 'ForceOff')
     _wait_state(system, OFF)
-    sim.request_log.clear()
-    for reset_type in ('ForceOff', 'GracefulShutdown'):
-        assert _reset(emulator, machine, reset_type).status_code == 204
-    assert _calls(sim) == ['GET virtualmachines'] * 2
+    assert _noop_calls(sim, emulator, machine,
+                       ('ForceOff', 'GracefulShutdown')) == \
+        ['GET virtualmachines'] * 2
 
 
 def _error(response, status):

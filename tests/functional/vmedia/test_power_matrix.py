@@ -135,8 +135,10 @@ def test_stopped_with_a_tray_not_ready(machine, images, strategy, tray):
     """Off, not PoweringOn; a start is a 409 naming the tray."""
     _stop(machine, strategy)
     _fill(machine, images, tray)
-    assert machine.vm()['status']['printableStatus'] in (
-        'Provisioning', 'DataVolumeError')
+    harness.wait_until(
+        lambda: machine.vm()['status']['printableStatus'] in (
+            'Provisioning', 'DataVolumeError'), 20, 0.05,
+        'the stopped VM waiting for its tray')
     assert _power(machine) == 'Off'
     for reset_type in STOPS:
         _no_change(machine, reset_type, 204)

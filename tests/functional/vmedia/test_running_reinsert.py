@@ -29,6 +29,10 @@ from sushy_kubevirt.simulator import cdi
 
 CONFLICT_MARKER = 'ActionParameterValueConflict'
 PVCS = ('', 'persistentvolumeclaims')
+#: Whether a running VMI has a virt-launcher pod that pvc-protection
+#: sees: the simulator imitates one, real KubeVirt makes one; the
+#: simulated KubeVirt on a real kube-apiserver makes none.
+LAUNCHER_PODS = backend.BACKEND != 'kube-apiserver'
 
 
 @pytest.fixture(scope='module')
@@ -84,8 +88,10 @@ def test_reinsert_on_a_running_vm_then_restart(machine, images, sim, eject,
     assert machine.insert(second).status_code == 204
     new_dv = machine.dv_name
     assert new_dv != old_dv
-    # The running VMI holds the old PVC; the new image imports meanwhile.
-    assert sim.store.try_get(pvcs, 'default', old_dv) is not None
+    # The running VMI's pod holds the old PVC; the new image imports
+    # meanwhile.
+    if LAUNCHER_PODS:
+        assert sim.store.try_get(pvcs, 'default', old_dv) is not None
     answer = _accepted(machine, reset_type)
     assert answer.status_code == 204, answer.text
 
