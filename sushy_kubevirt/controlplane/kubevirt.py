@@ -80,6 +80,7 @@ class KubeVirt:
         return docs + [d for d in yaml.safe_load_all(kv_crd) if d]
 
     def _dump(self, cache):
+        self.workdir.mkdir(parents=True, exist_ok=True)
         kubeconfig = self.cp.write_kubeconfig(
             self.workdir / 'admin.kubeconfig')
         self.cp.ensure_namespace(NAMESPACE)
