@@ -65,5 +65,22 @@ def paused():
     return make('Paused', 'True', 'PausedByUser', 'VMI was paused by user')
 
 
+def pause(status):
+    """Paused, and so not Ready.
+
+    virt-controller copies the Ready of the virt-launcher pod, whose
+    readiness gate ``kubevirt.io/virtual-machine-unpaused`` it sets False.
+    """
+    put(status, paused())
+    put(status, make('Ready', 'False', 'ReadinessGatesNotReady',
+                     'the status of pod readiness gate "kubevirt.io/'
+                     'virtual-machine-unpaused" is not "True", but False'))
+
+
+def unpause(status):
+    drop(status, 'Paused')
+    put(status, make('Ready', 'True'))
+
+
 def vmi_not_exists():
     return make('Ready', 'False', 'VMINotExists', 'VMI does not exist')

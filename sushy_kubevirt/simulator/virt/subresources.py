@@ -161,8 +161,7 @@ class Subresources:
         if conditions.condition(vmi, 'Paused') is not None:
             raise conflict(VMI, name, 'VMI is already paused')
         if not dry:
-            self.vmis.set_status(vmi, lambda status: conditions.put(
-                status, conditions.paused()))
+            self.vmis.set_status(vmi, conditions.pause)
 
     def vmi_unpause(self, ns, name, body, user):
         _body, dry = _options(body)
@@ -171,8 +170,7 @@ class Subresources:
                 or conditions.condition(vmi, 'Paused') is None):
             raise conflict(VMI, name, 'VMI is not paused')
         if not dry:
-            self.vmis.set_status(vmi, lambda status: conditions.drop(
-                status, 'Paused'))
+            self.vmis.set_status(vmi, conditions.unpause)
 
     def vmi_softreboot(self, ns, name, body, user):
         vmi = self._running_vmi(ns, name)

@@ -202,7 +202,7 @@ def enter_phase(vmi, status, phase):
         status['interfaces'] = interfaces_status(vmi)
         conditions.put(status, conditions.make('Ready', 'True'))
         if vmi['spec'].get('startStrategy') == 'Paused':
-            conditions.put(status, conditions.paused())
+            conditions.pause(status)
     elif phase in model.FINAL:
         conditions.put(status, conditions.make('Ready', 'False',
                                                'PodTerminating'))
