@@ -68,6 +68,15 @@ FINAL = ('Succeeded', 'Failed')
 ORDER = ('', 'Pending', 'WaitForFirstConsumer', 'ImportScheduled',
          'ImportInProgress', 'Succeeded', 'Failed')
 CHUNK = 256 * 1024
+#: What CDI's import controller leaves on a PVC whose importer succeeded.
+#: A DataVolume made again under the name of a PVC still being deleted
+#: reads its Bound and Running conditions from them.
+ANN_COMPLETED = {
+    'cdi.kubevirt.io/storage.pod.phase': 'Succeeded',
+    'cdi.kubevirt.io/storage.condition.running': 'false',
+    'cdi.kubevirt.io/storage.condition.running.reason': 'Completed',
+    'cdi.kubevirt.io/storage.condition.running.message': 'Import Complete'}
+ANN_RUNNING = 'cdi.kubevirt.io/storage.condition.running'
 
 
 class ImportFailed(Exception):
@@ -205,8 +214,29 @@ def create_settled(store, namespace, template):
     pvc = pvc_for(dv, storage_spec(dv)[1])
     pvc['spec']['volumeName'] = 'pvc-%s' % dv['metadata']['uid']
     pvc['status'] = bound_status(pvc)
+    pvc['metadata']['annotations'].update(ANN_COMPLETED)
     store.create(pvc_rt, pvc)
     return dv
+
+
+def waiting_conditions(pvc):
+    """A DataVolume's conditions while ``pvc`` of its name is not its own.
+
+    CDI reads them from that PVC, and leaves the phase empty.
+    """
+    name = pvc['metadata']['name']
+    annotations = pvc['metadata'].get('annotations') or {}
+    bound = (pvc.get('status') or {}).get('phase')
+    return [
+        _condition('Bound', 'True', 'Bound', 'PVC %s Bound' % name)
+        if bound == 'Bound' else
+        _condition('Bound', 'False', 'Pending', 'PVC %s Pending' % name)
+        if bound == 'Pending' else _condition('Bound', 'False'),
+        _condition('Ready', 'False'),
+        _condition('Running', 'True' if annotations.get(
+            ANN_RUNNING) == 'true' else 'False',
+            annotations.get(ANN_RUNNING + '.reason', ''),
+            annotations.get(ANN_RUNNING + '.message', ''))]
 
 
 def adopt(store, dv, owner):
@@ -356,6 +386,8 @@ class DataVolumeController:
         sc = self.storage_class(storage_spec(dv)[1])
         pvc = self.store.try_get(self.pvc_rt, namespace, name)
         if pvc is not None and not self.claimable(dv, pvc):
+            self._mutate_status(dv, lambda status: set_conditions(
+                status, *waiting_conditions(pvc)))
             return      # enqueued again by the PVC's events
         if pvc is None:
             body = pvc_for(dv, sc['metadata']['name'] if sc else None)
@@ -383,10 +415,7 @@ class DataVolumeController:
             self.enqueue(namespace, name, self.delays['ImportScheduled'])
             return
         if 'blank' in ((dv.get('spec') or {}).get('source') or {}):
-            self.store.mutate(DV_RT, namespace, name,
-                              lambda o: succeeded_status(
-                                  o.setdefault('status', {}), name),
-                              subresource='status')
+            self._succeeded(dv)
             return
         due = self._restarts.get(dv['metadata']['uid'])
         if due is not None and due > self.scheduler.clock.now():
@@ -418,24 +447,38 @@ class DataVolumeController:
 
     def set_status(self, dv, phase, conditions, **fields):
         """Move ``dv`` forward to ``phase``; never backwards from final."""
-        uid = dv['metadata']['uid']
-
-        def change(obj):
-            if obj['metadata']['uid'] != uid:
-                return
-            status = obj.setdefault('status', {})
+        def change(status):
             current = status.get('phase', '')
             if current in FINAL and phase != current:
                 return
             status['phase'] = phase
             status.setdefault('restartCount', 0)
-            status['claimName'] = obj['metadata']['name']
+            status['claimName'] = dv['metadata']['name']
             status.update(fields)
             set_conditions(status, *conditions)
+        self._mutate_status(dv, change)
+
+    def _mutate_status(self, dv, fn):
+        """``fn(status)`` on this very DataVolume (same uid), if it exists."""
+        uid = dv['metadata']['uid']
+
+        def change(obj):
+            if obj['metadata']['uid'] == uid:
+                fn(obj.setdefault('status', {}))
         with apistatus.ignoring(404):
             self.store.mutate(DV_RT, dv['metadata']['namespace'],
                               dv['metadata']['name'], change,
                               subresource='status')
+
+    def _succeeded(self, dv):
+        """``dv`` imported: its status, and its PVC's annotations."""
+        ns, name = dv['metadata']['namespace'], dv['metadata']['name']
+        with apistatus.ignoring(404):
+            self.store.mutate(
+                self.pvc_rt, ns, name, lambda o: o['metadata'].setdefault(
+                    'annotations', {}).update(ANN_COMPLETED))
+        self._mutate_status(dv, lambda status: status.get(
+            'phase') in FINAL or succeeded_status(status, name))
 
     # importer -----------------------------------------------------------
 
@@ -586,16 +629,7 @@ class DataVolumeController:
             pause = self.scheduler.clock.real_seconds(duration / steps)
             if self._stop.wait(pause):
                 return
-        name = dv['metadata']['name']
-
-        def done(obj):
-            status = obj.setdefault('status', {})
-            if (obj['metadata']['uid'] == dv['metadata']['uid']
-                    and status.get('phase') not in FINAL):
-                succeeded_status(status, name)
-        with apistatus.ignoring(404):
-            self.store.mutate(DV_RT, dv['metadata']['namespace'], name, done,
-                              subresource='status')
+        self._succeeded(dv)
 
 
 def install(sim, owner_gc=True):
