@@ -1,0 +1,135 @@
+# Licensed under the Apache License, Version 2.0 (the "License"); you may
+# not use this file except in compliance with the License. You may obtain
+# a copy of the License at
+#
+#      http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS, WITHOUT
+# WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied. See the
+# License for the specific language governing permissions and limitations
+# under the License.
+
+"""The KubeVirt corpus on the simulator and on the real KubeVirt and CDI.
+
+``test_simulator`` runs every case on the embedded simulator,
+``test_kubevirt`` on virt-api, virt-controller, cdi-apiserver and
+cdi-controller with simulated nodes (``RealCluster(kubevirt=True)``),
+``WORKERS`` cases at a time; ``test_compare`` compares each case's two
+transcripts, every difference either explained in ``differences`` or a
+failure.
+"""
+
+import concurrent.futures
+import http.server
+import os
+import threading
+import time
+
+import pytest
+from tests.differential import normalize
+from tests.kubevirt import corpus
+from tests.kubevirt import differences
+from tests.kubevirt import recorder
+
+from sushy_kubevirt.controlplane import build
+from sushy_kubevirt.simulator import realcluster
+from sushy_kubevirt.simulator import Simulator
+
+pytestmark = pytest.mark.timeout(1200)
+WORKERS = 8
+DELAYS = {'Shutdown': 0.5}
+CASES = sorted(corpus.CASES)
+TRANSCRIPTS = {}
+
+
+@pytest.fixture(scope='module')
+def images():
+    done = threading.Event()
+
+    class Images(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            if self.path not in ('/good.iso', '/slow.iso'):
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header('Content-Length', '4')
+            self.end_headers()
+            if self.path == '/slow.iso':
+                done.wait(corpus.SLOW)
+            self.wfile.write(b'\x00ISO')
+
+        def log_message(self, *args):
+            pass
+    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Images)
+    httpd.daemon_threads = True
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    yield 'http://127.0.0.1:%d' % httpd.server_address[1]
+    done.set()
+    httpd.shutdown()
+    httpd.server_close()
+
+
+def _case(cluster, name, images):
+    session = recorder.Session(cluster, name)
+    started = time.monotonic()
+    try:
+        corpus.CASES[name](session, images)
+    except Exception as exc:   # recorded: the other cluster may not fail
+        session.transcript.append({'error': '%s: %s' % (
+            type(exc).__name__, exc)})
+    return session.transcript, time.monotonic() - started
+
+
+def _run_all(cluster, images):
+    with concurrent.futures.ThreadPoolExecutor(WORKERS) as pool:
+        futures = {name: pool.submit(_case, cluster, name, images)
+                   for name in CASES}
+    for name, future in futures.items():
+        TRANSCRIPTS[cluster.name, name], _ = future.result()
+
+
+def test_simulator(images):
+    with Simulator(stage_delays=DELAYS) as sim:
+        _run_all(recorder.Cluster('simulator', sim), images)
+
+
+def test_kubevirt(images, tmp_path):
+    cluster = realcluster.RealCluster(kubevirt=True, stage_delays=DELAYS,
+                                      workdir=tmp_path)
+    try:
+        cluster.start()
+    except build.BuildError as exc:
+        cluster.stop()
+        if os.environ.get('CI') == 'true':
+            raise
+        pytest.skip('KubeVirt and CDI cannot be built here: %s' % exc)
+    try:
+        _run_all(recorder.Cluster('kubevirt', cluster), images)
+    finally:
+        cluster.stop()
+
+
+@pytest.mark.parametrize('case', CASES)
+def test_compare(case):
+    sim = TRANSCRIPTS.get(('simulator', case))
+    real = TRANSCRIPTS.get(('kubevirt', case))
+    if sim is None or real is None:
+        pytest.skip('the case did not run on both clusters')
+    unexplained = []
+    for path, a, b in normalize.differences(sim, real):
+        where = differences.locate(sim, real, path)
+        reason = differences.explain(case, where)
+        differences.REPORT.append((case, where, a, b, reason))
+        if reason is None:
+            unexplained.append('%s: simulator %r, kubevirt %r'
+                               % (where, a, b))
+    assert not unexplained, '\n'.join(unexplained)
+
+
+def test_allow_list_is_current():
+    ran = [c for c in CASES if ('simulator', c) in TRANSCRIPTS and
+           ('kubevirt', c) in TRANSCRIPTS]
+    if not ran:
+        pytest.skip('no case ran on both clusters')
+    assert not differences.stale(ran)
