@@ -205,8 +205,9 @@ def parse_args(argv=None):
     add = parser.add_argument
     add('--vms', type=int, default=1000)
     add('--namespaces', type=int, default=10)
-    add('--backends', default=','.join(targets.BACKENDS),
-        help='comma-separated: %s' % ', '.join(targets.BACKENDS))
+    add('--backends', default='simulator,kube-apiserver',
+        help='comma-separated: %s (kubevirt builds KubeVirt and CDI '
+        'first)' % ', '.join(targets.BACKENDS))
     add('--gets', type=int, default=2000, help='warm GETs')
     add('--threads', type=int, default=4, help='client threads of the GETs')
     add('--resets', type=int, default=3,

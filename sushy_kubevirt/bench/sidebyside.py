@@ -62,6 +62,10 @@ ROWS = (
         _fmt(_get(r, 'start', 'seed_s')),
         _fmt(_get(r, 'start', 'seed_vms_per_s')))),
     ('cluster start total s', lambda r: _fmt(_get(r, 'start', 'total_s'))),
+    ('control plane RSS MB after seeding', lambda r: ', '.join(
+        '%s %d' % item for item in sorted(
+            (_get(r, 'start', 'control_plane_rss_mb') or {}).items()))
+     or '-'),
     ('emulator up (GET /redfish/v1/) s',
      lambda r: _fmt(r.get('emulator_ready_s'))),
     ('first GET /Systems s, per worker',

@@ -14,7 +14,8 @@
 
 ``simulator`` is :class:`sushy_kubevirt.simulator.Simulator`;
 ``kube-apiserver`` is :class:`~sushy_kubevirt.simulator.realcluster.
-RealCluster` (the emulator as its ServiceAccount under the shipped RBAC).
+RealCluster` (the emulator as its ServiceAccount under the shipped RBAC);
+``kubevirt`` is that with the real KubeVirt and CDI, nodes simulated.
 Both run in this process. Each gives its start-up times, the emulator's
 API calls (from the request log, the real one's from its audit log), an
 administrator's VM reads and patches, and the faults: an API server
@@ -35,7 +36,7 @@ from sushy_kubevirt.controlplane import rbac
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
 
-BACKENDS = ('simulator', 'kube-apiserver')
+BACKENDS = ('simulator', 'kube-apiserver', 'kubevirt')
 EMULATOR_USER = rbac.EMULATOR_USER
 VMS = '/apis/kubevirt.io/v1/namespaces/%s/virtualmachines/%s'
 CRB = '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings'
@@ -185,13 +186,15 @@ class SimulatorTarget(Target):
 class RealTarget(Target):
 
     name = 'kube-apiserver'
+    kubevirt = False
 
     def _start(self, marks):
         # Imported here: the control plane needs the [controlplane] extra.
         from sushy_kubevirt.simulator import realcluster
         self.cluster = realcluster.RealCluster(
             vms=self.vms, namespaces=self.namespaces,
-            time_scale=self.time_scale, crd_schemas=self.crd_schemas)
+            time_scale=self.time_scale, crd_schemas=self.crd_schemas,
+            kubevirt=self.kubevirt)
         cp = self.cluster.control_plane
         cp_start = cp.start
 
@@ -204,9 +207,15 @@ class RealTarget(Target):
                     time.monotonic() - started, 3)
         cp.start = timed
         self.cluster.start()
+        processes = dict(cp.processes)
+        for part in (self.cluster.kubevirt, self.cluster.cdi):
+            processes.update(part.processes if part else {})
         marks['control_plane_cpu_s'] = {
             name: round(procs.cpu_s(p.proc.pid), 1)
-            for name, p in cp.processes.items()}
+            for name, p in processes.items()}
+        marks['control_plane_rss_mb'] = {
+            name: round(sum(procs.rss_kb(p.proc.pid).values()) / 1024)
+            for name, p in processes.items()}
         self._binding = None
 
     def emulator_kubeconfig(self):
@@ -257,9 +266,15 @@ class RealTarget(Target):
             raise RuntimeError('POST %s: %s %s' % (CRB, status, body))
 
 
+class KubeVirtTarget(RealTarget):
+
+    name = 'kubevirt'
+    kubevirt = True
+
+
 def make(backend, *args, **kwargs):
-    if backend == 'simulator':
-        return SimulatorTarget(*args, **kwargs)
-    if backend == 'kube-apiserver':
-        return RealTarget(*args, **kwargs)
-    raise ValueError('unknown backend %r' % backend)
+    targets = {'simulator': SimulatorTarget, 'kube-apiserver': RealTarget,
+               'kubevirt': KubeVirtTarget}
+    if backend not in targets:
+        raise ValueError('unknown backend %r' % backend)
+    return targets[backend](*args, **kwargs)
