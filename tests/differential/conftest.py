@@ -58,12 +58,4 @@ def backend(request, servers):
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not differences.REPORT:
-        return
-    write = terminalreporter.write_line
-    terminalreporter.section('differences: simulator vs kube-apiserver')
-    for case, where, sim, kube, reason in differences.REPORT:
-        write('%s %s' % (case, where))
-        write('    simulator: %r' % (sim,))
-        write('    kube:      %r' % (kube,))
-        write('    %s' % ('allowed: ' + reason if reason else 'UNEXPLAINED'))
+    differences.REPORT.summary(terminalreporter)

@@ -18,12 +18,15 @@ expression searched in the difference's location (``#step REQUEST
 json.path``) and the reason; doc/source/simulator.rst ("Differences from
 kube-apiserver") says the same to users. A difference that no entry
 explains fails the comparison, and so does an entry that explains
-nothing in a run of both servers (it is stale: remove it).
+nothing in a run of both servers (it is stale: remove it). ``Report``
+serves the KubeVirt corpus (``tests/kubevirt``) too.
 """
 
 import collections
 import fnmatch
 import re
+
+from tests.differential import normalize
 
 Allowed = collections.namedtuple('Allowed', 'case where reason')
 
@@ -46,37 +49,77 @@ ALLOWED = [
             'unmarshal string into Go struct field ..."'),
 ]
 
-# (case, location, simulator value, kube value, reason or None), for the
-# terminal summary.
-REPORT = []
-USED = set()
-
 
 def locate(transcript_a, transcript_b, found):
-    """``#step REQUEST path`` for a ``normalize.differences`` path."""
+    """``#step what path`` for a ``normalize.differences`` path.
+
+    ``what`` is the step's request, fact or action ('observed' for an
+    observation).
+    """
     match = re.match(r'\[(\d+)\]', found)
     step = int(match.group(1)) if match else -1
-    request = ''
+    what = ''
     for transcript in (transcript_a, transcript_b):
         if 0 <= step < len(transcript):
-            request = transcript[step].get('request') or \
-                transcript[step].get('fact', '')
+            entry = transcript[step]
+            what = entry.get('request') or entry.get('fact') or \
+                entry.get('action', 'observed')
             break
-    return '#%d %s %s' % (step, request, found[match.end() + 1:]
+    return '#%d %s %s' % (step, what, found[match.end() + 1:]
                           if match else found)
 
 
-def explain(case, location):
-    """The reason a difference is allowed, or None."""
-    for i, entry in enumerate(ALLOWED):
-        if fnmatch.fnmatch(case, entry.case) and \
-                re.search(entry.where, location):
-            USED.add(i)
-            return entry.reason
-    return None
+class Report:
+    """Every difference of a run, each allowed by an entry or not."""
+
+    def __init__(self, allowed, names):
+        #: the ``Allowed`` entries
+        self.allowed = allowed
+        #: the two clusters compared, as the report names them
+        self.names = names
+        #: (case, location, first value, second value, reason or None)
+        self.rows = []
+        self._used = set()
+
+    def compare(self, case, first, second):
+        """Record the differences of two transcripts; the unexplained."""
+        unexplained = []
+        for path, a, b in normalize.differences(first, second):
+            where = locate(first, second, path)
+            reason = self._explain(case, where)
+            self.rows.append((case, where, a, b, reason))
+            if reason is None:
+                unexplained.append('%s: %s %r, %s %r' % (
+                    where, self.names[0], a, self.names[1], b))
+        return unexplained
+
+    def _explain(self, case, location):
+        for i, entry in enumerate(self.allowed):
+            if fnmatch.fnmatch(case, entry.case) and \
+                    re.search(entry.where, location):
+                self._used.add(i)
+                return entry.reason
+        return None
+
+    def stale(self, cases):
+        """Entries matching one of ``cases`` that explained nothing."""
+        return [entry for i, entry in enumerate(self.allowed)
+                if i not in self._used and
+                any(fnmatch.fnmatch(c, entry.case) for c in cases)]
+
+    def summary(self, terminalreporter):
+        """Write every difference at the end of the pytest run."""
+        if not self.rows:
+            return
+        write = terminalreporter.write_line
+        terminalreporter.section('differences: %s vs %s' % self.names)
+        width = max(len(n) for n in self.names) + 1
+        for case, where, a, b, reason in self.rows:
+            write('%s %s' % (case, where))
+            for name, value in zip(self.names, (a, b)):
+                write('    %s %r' % ((name + ':').ljust(width), value))
+            write('    %s' % ('allowed: ' + reason if reason
+                              else 'UNEXPLAINED'))
 
 
-def stale(cases):
-    """Entries matching one of ``cases`` that explained nothing."""
-    return [entry for i, entry in enumerate(ALLOWED) if i not in USED and
-            any(fnmatch.fnmatch(c, entry.case) for c in cases)]
+REPORT = Report(ALLOWED, ('simulator', 'kube'))

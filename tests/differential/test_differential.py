@@ -26,7 +26,6 @@ from tests.differential import corpus_lifecycle  # noqa: F401 (cases)
 from tests.differential import corpus_reads  # noqa: F401 (cases)
 from tests.differential import corpus_writes  # noqa: F401 (cases)
 from tests.differential import differences
-from tests.differential import normalize
 from tests.differential import recorder
 
 pytestmark = pytest.mark.timeout(300)
@@ -60,13 +59,7 @@ def test_compare(case):
     kube = TRANSCRIPTS.get(('kube', case))
     if sim is None or kube is None:
         pytest.skip('the case did not run on both servers')
-    unexplained = []
-    for path, a, b in normalize.differences(sim, kube):
-        where = differences.locate(sim, kube, path)
-        reason = differences.explain(case, where)
-        differences.REPORT.append((case, where, a, b, reason))
-        if reason is None:
-            unexplained.append('%s: simulator %r, kube %r' % (where, a, b))
+    unexplained = differences.REPORT.compare(case, sim, kube)
     assert not unexplained, '\n'.join(unexplained)
 
 
@@ -75,4 +68,4 @@ def test_allow_list_is_current():
            ('kube', c) in TRANSCRIPTS]
     if not ran:
         pytest.skip('no case ran on both servers')
-    assert not differences.stale(ran)
+    assert not differences.REPORT.stale(ran)

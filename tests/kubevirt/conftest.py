@@ -19,20 +19,11 @@ written there as JSON, keyed ``cluster/case``.
 import json
 import os
 
-from tests.kubevirt import differences
 from tests.kubevirt import test_differential
 
 
 def pytest_terminal_summary(terminalreporter):
-    if not differences.REPORT:
-        return
-    write = terminalreporter.write_line
-    terminalreporter.section('differences: simulator vs KubeVirt and CDI')
-    for case, where, sim, real, reason in differences.REPORT:
-        write('%s %s' % (case, where))
-        write('    simulator: %r' % (sim,))
-        write('    kubevirt:  %r' % (real,))
-        write('    %s' % ('allowed: ' + reason if reason else 'UNEXPLAINED'))
+    test_differential.REPORT.summary(terminalreporter)
 
 
 def pytest_sessionfinish(session):

@@ -23,14 +23,13 @@ where the sources or Go are missing; with CI=true that is a failure.
 """
 
 import http.server
-import os
 import threading
 
 from kubernetes import client
 from kubernetes import config
 import pytest
+from tests import kubevirt
 
-from sushy_kubevirt.controlplane import build
 from sushy_kubevirt.simulator import clock
 from sushy_kubevirt.simulator import objects
 from sushy_kubevirt.simulator import realcluster
@@ -49,13 +48,7 @@ def cluster(tmp_path_factory):
     cluster = realcluster.RealCluster(
         kubevirt=True, stage_delays={'Shutdown': 1.0},
         workdir=tmp_path_factory.mktemp('real-kubevirt'))
-    try:
-        cluster.start()
-    except build.BuildError as exc:
-        cluster.stop()
-        if os.environ.get('CI') == 'true':
-            raise
-        pytest.skip('KubeVirt and CDI cannot be built here: %s' % exc)
+    kubevirt.start_or_skip(cluster)
     try:
         yield cluster
     finally:
