@@ -354,6 +354,11 @@ def test_a_datavolume_made_again_waits_for_its_pvc_in_use(
     wait_phase(simulator, custom, 'after', 'Succeeded')
     waiting = get_dv(custom, 'cd')
     assert (waiting.get('status') or {}).get('phase') in (None, '')
+    # Its conditions are the old PVC's, as CDI reads them.
+    conditions = {c['type']: (c['status'], c['reason'])
+                  for c in waiting['status']['conditions']}
+    assert conditions == {'Bound': ('True', 'Bound'), 'Ready': ('False', ''),
+                          'Running': ('False', 'Completed')}
     assert _pvc(core, 'cd').metadata.uid == old.metadata.uid
     # Only 'after' fetched its image.
     assert [p for _h, p, _a in Handler.seen].count('/open.iso') == 1

@@ -238,9 +238,16 @@ def test_pause_unpause_and_paused_start(simulator, custom):
     paused = next(c for c in vm['status']['conditions']
                   if c['type'] == 'Paused')
     assert paused['status'] == 'True'
+    # Not Ready while paused: the launcher pod's readiness gate is False.
+    assert vm['status']['ready'] is False
+    ready = {c['type']: c for c in get(custom, 'p1', VMIS)['status'][
+        'conditions']}['Ready']
+    assert (ready['status'], ready['reason']) == (
+        'False', 'ReadinessGatesNotReady')
     action(custom, 'p1', 'unpause', plural=VMIS)
     vm = wait_printable(simulator, custom, 'p1', 'Running')
     assert not any(c['type'] == 'Paused' for c in vm['status']['conditions'])
+    assert vm['status']['ready'] is True
     create_vm(custom, 'p2')
     wait_printable(simulator, custom, 'p2', 'Stopped')
     action(custom, 'p2', 'start', {'paused': True})
