@@ -424,6 +424,18 @@ class RemoteStore:
         """The cached object itself (read-only) or None."""
         return self._informers[rt.key].get(_key(rt, namespace, name))
 
+    def read_live(self, rt, namespace, name):
+        """The object as the API server has it now (a GET), or None.
+
+        virt-api reads the VM and VMI a subresource acts on this way: a
+        request right after the client's own write must see that write,
+        which the watch may not have delivered yet.
+        """
+        with apistatus.ignoring(404):
+            return _decorate(rt, self.request(
+                'GET', self.path(rt, namespace, name)))
+        return None
+
     def list(self, rt, namespace=None):
         """``(copies in key order, the cache's resourceVersion)``."""
         items, rv = self._informers[rt.key].items(namespace)

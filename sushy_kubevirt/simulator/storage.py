@@ -266,6 +266,10 @@ class Store:
                 self._key(rt, namespace, name))
             return None if obj is None else clone(obj)
 
+    #: The stored object is the API's own: ``remote.RemoteStore``'s
+    #: ``read_live`` GETs it from a real API server instead.
+    read_live = try_get
+
     def get(self, rt, namespace, name):
         obj = self.try_get(rt, namespace, name)
         if obj is None:

@@ -50,7 +50,7 @@ class Subresources:
     def vm_start(self, ns, name, body, user):
         body, dry = _options(body)
         vm = self._get(model.VM_RT, VM, ns, name)
-        vmi = self.store.try_get(model.VMI_RT, ns, name)
+        vmi = self.store.read_live(model.VMI_RT, ns, name)
         if vmi is not None and model.phase_of(vmi) not in (
                 model.FINAL + ('Unknown', '')):
             raise conflict(VM, name, 'VM is already running')
@@ -85,7 +85,7 @@ class Subresources:
         grace = body.get('gracePeriod')
         vm = self._get(model.VM_RT, VM, ns, name)
         strategy = model.run_strategy(vm)
-        vmi = self.store.try_get(model.VMI_RT, ns, name)
+        vmi = self.store.read_live(model.VMI_RT, ns, name)
         live = vmi is not None and not model.is_final(vmi)
         old_grace = (vmi or {}).get('spec', {}).get(
             'terminationGracePeriodSeconds')
@@ -120,7 +120,7 @@ class Subresources:
         if strategy in ('Halted', 'Once'):
             raise conflict(VM, name, 'RunStategy %s does not support manual '
                            'restart requests' % strategy)
-        vmi = self.store.try_get(model.VMI_RT, ns, name)
+        vmi = self.store.read_live(model.VMI_RT, ns, name)
         if vmi is None:
             raise conflict(VM, name, 'VM is not running: Halted')
         self._request(vm, [_stop(vmi), {'action': 'Start'}], dry)
@@ -196,7 +196,7 @@ class Subresources:
         return vmi
 
     def _get(self, rt, resource, ns, name):
-        obj = self.store.try_get(rt, ns, name)
+        obj = self.store.read_live(rt, ns, name)
         if obj is None:
             raise apistatus.ApiError(
                 404, 'NotFound', '%s.%s "%s" not found'
