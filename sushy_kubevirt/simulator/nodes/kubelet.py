@@ -13,7 +13,9 @@
 """The scheduler's and the kubelets' part: pods bound, run and ended.
 
 A pod with no node is bound (``pods/binding``) to a simulated node whose
-labels match its ``nodeSelector``. A bound pod runs a stage delay later:
+labels match its ``nodeSelector``, once every claim it mounts is Bound (the
+scheduler's VolumeBinding: a pod with an unbound immediate claim is
+unschedulable until the claim changes). A bound pod runs a stage delay later:
 its init containers terminated, its containers running and ready, its
 readiness gates honoured, a pod IP. A pod being deleted ends as a kubelet
 ends it: its containers are told to stop, and the object is deleted
@@ -26,6 +28,7 @@ import itertools
 import logging
 
 from sushy_kubevirt.simulator import apistatus
+from sushy_kubevirt.simulator.nodes import volumes
 from sushy_kubevirt.simulator import storage
 from sushy_kubevirt.simulator.virt import model
 
@@ -52,6 +55,7 @@ class Kubelet:
         self.workloads = []
         self._started = {}      # pod uid -> sim time it was first seen bound
         self._deadline = {}     # pod uid -> sim time its grace period ends
+        self._unbound = {}      # (ns, claim) -> names of pods it holds back
 
     def enqueue(self, ns, name, delay=0.0):
         self.scheduler.call_later(delay, lambda: self._sync(ns, name),
@@ -61,6 +65,10 @@ class Kubelet:
         meta = obj['metadata']
         if rt.key == PODS.key:
             self.enqueue(meta['namespace'], meta['name'])
+        elif rt.key == volumes.PVCS.key:
+            key = (meta['namespace'], meta['name'])
+            self.scheduler.call_later(0, lambda: self._claim_changed(key),
+                                      key=('claim',) + key)
         elif rt.key == model.VMI_RT.key:
             for pod in self.launcher_pods(meta['namespace'], meta['uid']):
                 self.enqueue(pod['metadata']['namespace'],
@@ -89,7 +97,29 @@ class Kubelet:
             for workload in self.workloads:
                 workload(pod)
 
+    def _claim_changed(self, key):
+        for name in self._unbound.pop(key, ()):
+            self._sync(key[0], name)
+
+    def _unbound_claim(self, pod):
+        ns = pod['metadata']['namespace']
+        for volume in pod['spec'].get('volumes') or ():
+            claim = (volume.get('persistentVolumeClaim') or {}).get(
+                'claimName')
+            pvc = claim and self.store.try_get(volumes.PVCS, ns, claim)
+            if claim and (pvc is None or
+                          pvc['metadata'].get('deletionTimestamp') or
+                          (pvc.get('status') or {}).get('phase') != 'Bound'):
+                return claim
+        return None
+
     def _bind(self, pod):
+        meta = pod['metadata']
+        claim = self._unbound_claim(pod)
+        if claim:
+            self._unbound.setdefault((meta['namespace'], claim), set()).add(
+                meta['name'])
+            return
         selector = pod['spec'].get('nodeSelector') or {}
         for _ in range(len(self.nodes)):
             node = next(self._next_node)
@@ -100,7 +130,6 @@ class Kubelet:
             LOG.info('no simulated node matches pod %s/%s',
                      pod['metadata']['namespace'], pod['metadata']['name'])
             return
-        meta = pod['metadata']
         with apistatus.ignoring(404, 409):
             self.store.request(
                 'POST', self.store.path(PODS, meta['namespace'],
