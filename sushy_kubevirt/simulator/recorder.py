@@ -123,6 +123,23 @@ def dv_events(event, dv, old):
              text % dv['metadata']['name'], CDI_CONTROLLER)]
 
 
+def event_body(namespace, kind, name, type_, reason, message, source):
+    """A core ``v1`` Event of one occurrence, as client-go's recorder."""
+    stamp = storage.now_iso()
+    group = 'cdi.kubevirt.io/v1beta1' if kind == 'DataVolume' \
+        else model.GROUP + '/v1'
+    return {
+        'apiVersion': 'v1', 'kind': 'Event',
+        'metadata': {'name': '%s.%x' % (name, time.time_ns()),
+                     'namespace': namespace},
+        'involvedObject': {'apiVersion': group, 'kind': kind,
+                           'name': name, 'namespace': namespace},
+        'reason': reason, 'message': message, 'type': type_,
+        'source': source,
+        'firstTimestamp': stamp, 'lastTimestamp': stamp, 'count': 1,
+        'reportingComponent': '', 'reportingInstance': ''}
+
+
 class Recorder:
     """Writes the Events of VM, VMI and DataVolume changes."""
 
@@ -162,19 +179,8 @@ class Recorder:
 
     def write(self, namespace, kind, name, type_, reason, message,
               component):
-        stamp = storage.now_iso()
-        group = 'cdi.kubevirt.io/v1beta1' if kind == 'DataVolume' \
-            else model.GROUP + '/v1'
-        body = {
-            'apiVersion': 'v1', 'kind': 'Event',
-            'metadata': {'name': '%s.%x' % (name, time.time_ns()),
-                         'namespace': namespace},
-            'involvedObject': {'apiVersion': group, 'kind': kind,
-                               'name': name, 'namespace': namespace},
-            'reason': reason, 'message': message, 'type': type_,
-            'source': {'component': component},
-            'firstTimestamp': stamp, 'lastTimestamp': stamp, 'count': 1,
-            'reportingComponent': '', 'reportingInstance': ''}
+        body = event_body(namespace, kind, name, type_, reason, message,
+                          {'component': component})
         with apistatus.ignoring(409, 404):
             self.store.create(self.events, body, manager=component)
             self._written.append((namespace, body['metadata']['name']))

@@ -20,19 +20,30 @@ period (at most the ``Shutdown`` stage delay) and ends ``Succeeded``.
 ``pause``, ``unpause``, ``softreboot`` and ``reset`` are virt-api's calls
 to the handler (``handlerapi``). Every write goes as
 ``system:serviceaccount:kubevirt:kubevirt-handler``, whose store this is,
-as KubeVirt's own KWOK work impersonates virt-handler.
+as KubeVirt's own KWOK work impersonates virt-handler, and it records
+virt-handler's Events: ``ShuttingDown`` when it signals the guest,
+``Started`` and ``Stopped`` (a Warning when the guest crashed) on the
+phase changes it writes.
 """
 
 import contextlib
 
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import clock
+from sushy_kubevirt.simulator import recorder
 from sushy_kubevirt.simulator.virt import conditions
 from sushy_kubevirt.simulator.virt import model
 from sushy_kubevirt.simulator.virt import vmi as simvmi
 
 DEFAULT_GRACE = 30
 CONFLICT_RETRIES = 5
+#: virt-handler's Events on the phases it writes: (type, reason, message).
+PHASE_EVENTS = {
+    'Running': ('Normal', 'Started', 'VirtualMachineInstance started.'),
+    'Succeeded': ('Normal', 'Stopped',
+                  'The VirtualMachineInstance was shut down.'),
+    'Failed': ('Warning', 'Stopped', 'The VirtualMachineInstance crashed.'),
+}
 
 
 class Handler:
@@ -87,6 +98,9 @@ class Handler:
         grace = DEFAULT_GRACE if grace is None else grace
         if self.delays.get('Shutdown') is not None:
             grace = min(grace, self.delays['Shutdown'])
+        if (vmi['metadata']['uid'], 'Shutdown') not in self._since:
+            self.record(vmi, 'Normal', 'ShuttingDown',
+                        'Signaled Graceful Shutdown')
         if self._due(vmi, 'Shutdown', grace) <= 0:
             self.set_status(vmi, lambda st: simvmi.enter_phase(
                 vmi, st, 'Succeeded'))
@@ -157,11 +171,16 @@ class Handler:
             current = self.store.try_get(model.VMI_RT, ns, name)
             if current is None or current['metadata']['uid'] != uid:
                 return
+            before = model.phase_of(current)
             fn(current.setdefault('status', {}))
             try:
                 with apistatus.ignoring(404):
                     self.store.update(model.VMI_RT, current,
                                       manager='virt-handler')
+                    if model.phase_of(current) != before and \
+                            model.phase_of(current) in PHASE_EVENTS:
+                        self.record(current, *PHASE_EVENTS[
+                            model.phase_of(current)])
                 return
             except apistatus.ApiError as exc:
                 if exc.code != 409:
@@ -171,6 +190,18 @@ class Handler:
                 clock.wait_for(lambda: (self.store.get_ref(
                     model.VMI_RT, ns, name) or {}).get('metadata', {}).get(
                         'resourceVersion') != rv, 1.0)
+
+    def record(self, vmi, type_, reason, message):
+        """Write one Event on ``vmi``, as virt-handler's recorder."""
+        meta = vmi['metadata']
+        body = recorder.event_body(
+            meta['namespace'], 'VirtualMachineInstance', meta['name'],
+            type_, reason, message, {'component': 'virt-handler',
+                                     'host': vmi['status'].get('nodeName')})
+        body['involvedObject']['uid'] = meta['uid']
+        with apistatus.ignoring(404, 409):
+            self.store.request('POST', '/api/v1/namespaces/%s/events'
+                               % meta['namespace'], body=body)
 
     def forget(self, uid):
         for key in [k for k in self._since if k[0] == uid]:
