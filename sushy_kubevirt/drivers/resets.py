@@ -34,6 +34,12 @@ from sushy_kubevirt.kubevirt import refusals
 from sushy_kubevirt.kubevirt import tray
 
 LOG = logging.getLogger(__name__)
+#: virt-api's answer when kube-apiserver refused its own guarded JSON
+#: patch of the VM: a concurrent change failed the patch's ``test``.
+#: virt-api answers 409 only when the refusal names the test, and
+#: kube-apiserver's does not (:data:`.apierrors.PATCH_NOT_APPLICABLE`).
+VIRT_API_RACE = 'Internal error occurred: ' + \
+    apierrors.PATCH_NOT_APPLICABLE
 
 
 def reset(cluster, state, vm, vmi_of):
@@ -148,6 +154,13 @@ def perform(cluster, namespace, name, call):
             cluster, namespace, name,
             lambda vm: power.strategy_ops(vm, call.body))
     elif call.target == 'vm':
-        cluster.vm_subresource(namespace, name, call.action, call.body)
+        try:
+            cluster.vm_subresource(namespace, name, call.action, call.body)
+        except apierrors.ApiError as exc:
+            if exc.status == 500 and exc.message == VIRT_API_RACE:
+                raise apierrors.Conflict(
+                    'the VM changed during the %s' % call.action,
+                    status=409) from exc
+            raise
     else:
         cluster.vmi_subresource(namespace, name, call.action, call.body)

@@ -43,7 +43,8 @@ def write_both(sim, name):
     store.create(store.resource('kubevirt.io', 'virtualmachineinstances'), {
         'apiVersion': 'kubevirt.io/v1', 'kind': 'VirtualMachineInstance',
         'metadata': {'name': name + '-vmi', 'namespace': 'default'},
-        'spec': {'domain': {'devices': {}}}})
+        'spec': {'domain': {'devices': {}, 'resources': {
+            'requests': {'memory': '64Mi'}}}}})
 
 
 def seen_by(cluster, name):
