@@ -26,8 +26,6 @@ from tests.functional.emulator.conftest import machine  # noqa: F401
 from tests.functional.emulator.conftest import machines  # noqa: F401
 from tests.functional.emulator import harness
 
-from sushy_kubevirt.kubevirt import media
-
 
 VMS = 12
 #: Fast VMI stages; a guest honours an ACPI shutdown within 0.3 s.
@@ -50,16 +48,13 @@ def api_calls(sim):
     The simulator records a request after sending its response, so a
     client can see the answer first: a sentinel ``GET /version`` sent
     afterwards and seen in the log bounds that window. The orphan
-    collector's lists of the tray Secrets are no step's: it makes them in
-    the background (:mod:`sushy_kubevirt.drivers.orphans`), whichever step
-    they fall in. Nor is a list of Events: Events are only ever read from
-    their cache, so a list is their informer's relist (seen once in CI,
-    inside a warm GET).
+    collector's lists of the tray Secrets are no step's
+    (:func:`harness.api_calls` leaves them out). Nor is a list of Events:
+    Events are only ever read from their cache, so a list is their
+    informer's relist (seen once in CI, inside a warm GET).
     """
     backend.log_complete(sim)
     return [e for e in harness.api_calls(sim) if e['path'] != '/version'
-            and media.LABEL_DEVICE not in str(
-                (e.get('query') or {}).get('labelSelector'))
             and not (e.get('verb') == 'list'
                      and e.get('resource') == 'events')]
 
