@@ -78,6 +78,10 @@ class Receiver:
         self._server.shutdown()
         self._server.server_close()
 
+    def close(self):
+        """Release the port of a receiver that was never entered."""
+        self._server.server_close()
+
     def events(self):
         """Every ``Events[]`` record received, in arrival order."""
         with self._cond:

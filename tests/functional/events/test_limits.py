@@ -13,6 +13,7 @@
 """Bounds of the EventService: subscriptions, threads, pinned addresses."""
 
 import concurrent.futures
+import errno
 import socket
 import threading
 
@@ -200,13 +201,30 @@ def rebinding(monkeypatch):
     return lookups
 
 
+def _same_port_pair(attempts=20):
+    """Receivers on 127.0.0.1 and 127.0.0.2 that share one free port.
+
+    The port is free on the first address when picked; another process may
+    hold it on the second, so a taken one is given up and another tried.
+    """
+    for _ in range(attempts):
+        checked = receivermod.Receiver()
+        try:
+            return checked, receivermod.Receiver(host='127.0.0.2',
+                                                 port=checked.port)
+        except OSError as exc:
+            checked.close()
+            if exc.errno != errno.EADDRINUSE:
+                raise
+    raise AssertionError('no port free on both 127.0.0.1 and 127.0.0.2')
+
+
 def test_delivery_goes_to_the_checked_address(sim, tmp_path, rebinding):
     config = _config(
         tmp_path, sim,
         SUSHY_EMULATOR_KUBEVIRT_EVENTS_DENIED_HOSTS=['127.0.0.2'])
-    with receivermod.Receiver() as checked, \
-            receivermod.Receiver(host='127.0.0.2', port=checked.port) \
-            as attacker, harness.InProcess(config) as emulator:
+    checked, attacker = _same_port_pair()
+    with checked, attacker, harness.InProcess(config) as emulator:
         destination = 'http://%s:%d/events' % (REBIND, checked.port)
         _subscribe(emulator.url, destination)
         assert _post(emulator.url, TEST_EVENT, {
