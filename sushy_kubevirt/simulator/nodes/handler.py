@@ -27,6 +27,7 @@ phase changes it writes.
 """
 
 import contextlib
+import logging
 
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import clock
@@ -34,6 +35,8 @@ from sushy_kubevirt.simulator import recorder
 from sushy_kubevirt.simulator.virt import conditions
 from sushy_kubevirt.simulator.virt import model
 from sushy_kubevirt.simulator.virt import vmi as simvmi
+
+LOG = logging.getLogger(__name__)
 
 DEFAULT_GRACE = 30
 CONFLICT_RETRIES = 5
@@ -199,9 +202,14 @@ class Handler:
             type_, reason, message, {'component': 'virt-handler',
                                      'host': vmi['status'].get('nodeName')})
         body['involvedObject']['uid'] = meta['uid']
-        with apistatus.ignoring(404, 409):
+        try:
             self.store.request('POST', '/api/v1/namespaces/%s/events'
                                % meta['namespace'], body=body)
+        except apistatus.ApiError as exc:
+            # Best effort, as client-go's recorder: an Event refused (the
+            # namespace terminating, a quota) must not stop the VMI's sync.
+            LOG.debug('Event %s on %s/%s not recorded: %s', reason,
+                      meta['namespace'], meta['name'], exc)
 
     def forget(self, uid):
         for key in [k for k in self._since if k[0] == uid]:
