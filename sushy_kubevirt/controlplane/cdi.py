@@ -72,6 +72,10 @@ class CDI:
         self.networks = {}
 
     def start(self):
+        """Install and launch cdi-apiserver and cdi-controller.
+
+        :meth:`wait_ready` awaits them.
+        """
         self.binaries = self.binaries or upstream.ensure(upstream.CDI)
         self.workdir.mkdir(parents=True, exist_ok=True)
         certs = self.workdir / 'pki'
@@ -110,7 +114,6 @@ class CDI:
             'UPLOAD_CLIENT_KEY_FILE': certs / 'uploadserver-client-signer.key',
             'UPLOAD_CLIENT_CERT_FILE':
                 certs / 'uploadserver-client-signer.crt'})
-        self.wait_ready()
         return self
 
     def _signing_keys(self, timeout=READY_TIMEOUT):

@@ -108,6 +108,10 @@ class KubeVirt:
                 if d['kind'] == 'CustomResourceDefinition']
 
     def start(self):
+        """Install and launch virt-api and virt-controller.
+
+        :meth:`wait_ready` awaits them.
+        """
         self.binaries = self.binaries or upstream.ensure(upstream.KUBEVIRT)
         self.workdir.mkdir(parents=True, exist_ok=True)
         certs = self.workdir / 'pki'
@@ -152,7 +156,6 @@ class KubeVirt:
             % (REGISTRY, VERSION),
             '--port', str(server.free_port()), '--listen', manifests.HOST,
             '-v', '2'])
-        self.wait_ready()
         return self
 
     @staticmethod
@@ -218,6 +221,9 @@ class KubeVirt:
             .get('uuid'))
 
     def stop(self):
-        for proc in self.processes.values():
-            proc.stop()
+        for name, proc in self.processes.items():
+            # virt-api waits 5 s on SIGTERM for a load balancer to drop it
+            # (pkg/virt-api/api.go); there is none here, and it keeps
+            # nothing: killed at once.
+            proc.stop(timeout=0 if name == 'virt-api' else 15.0)
         self.processes = {}

@@ -140,8 +140,11 @@ class RealCluster:
 
     def _start_kubevirt(self, cp):
         """The real KubeVirt and CDI, the simulated nodes, the VMs."""
+        # Both launched before either is awaited: they start side by side.
         self.kubevirt.start()
         self.cdi.start()
+        self.kubevirt.wait_ready()
+        self.cdi.wait_ready()
         self.nodes = nodes.Nodes(
             cp, self.kubevirt, self.workdir, time_scale=self.time_scale,
             stage_delays=self.stage_delays,
