@@ -13,8 +13,9 @@
 """virt-api admission for VirtualMachines and their instances.
 
 Only what this project relies on is modelled: firmware ``uuid``/``serial``
-defaulting, ``running``/``runStrategy`` exclusivity, unique boot orders
-across disks and interfaces and Secure Boot requiring SMM.  Rejections use
+defaulting (random, on creation), ``running``/``runStrategy``
+exclusivity, unique boot orders across disks and interfaces and Secure
+Boot requiring SMM.  Rejections use
 the message format of a denying webhook behind kube-apiserver. A VMI's
 status changes only by KubeVirt's own accounts: virt-api's VMI mutator
 silently puts back anyone else's (the VMI CRD has no status subresource).
@@ -25,7 +26,6 @@ import uuid
 from sushy_kubevirt.simulator import apistatus
 
 WEBHOOK = 'virtualmachine-validator.kubevirt.io'
-FIRMWARE_UUID_NAMESPACE = uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895')
 RUN_STRATEGIES = ('Always', 'Halted', 'Manual', 'RerunOnFailure', 'Once')
 TEMPLATE = 'spec.template.spec'
 #: The users whose VMI status changes virt-api keeps.
@@ -35,27 +35,25 @@ KUBEVIRT_ACCOUNTS = frozenset(
                  'kubevirt-handler'))
 
 
-def firmware_uuid(name):
-    """KubeVirt's CalculateLegacyFirmwareUUID: UUIDv5 of the VM name."""
-    return str(uuid.uuid5(FIRMWARE_UUID_NAMESPACE, name))
-
-
 def _cause(field, message, reason='FieldValueInvalid'):
     return {'reason': reason, 'message': message, 'field': field}
 
 
 def default_vm(vm):
-    """Fill an empty firmware uuid and serial in place (mutating webhook)."""
+    """Fill an empty firmware uuid and serial in place (mutating webhook).
+
+    Both random, as virt-api's on a VM's creation (KubeVirt v1.9's
+    ``setFirmwareDefaultsIfEmpty``); a given one is kept.
+    """
     template = vm.get('spec', {}).get('template')
     if not isinstance(template, dict):
         return vm
     domain = template.setdefault('spec', {}).setdefault('domain', {})
     firmware = domain.get('firmware') or {}
-    name = vm.get('metadata', {}).get('name', '')
     if not firmware.get('uuid'):
-        firmware['uuid'] = firmware_uuid(name)
+        firmware['uuid'] = str(uuid.uuid4())
     if not firmware.get('serial'):
-        firmware['serial'] = name
+        firmware['serial'] = str(uuid.uuid4())
     domain['firmware'] = firmware
     return vm
 
@@ -139,8 +137,13 @@ def denied(causes):
 
 
 def mutate_vm(operation, new, old, user):
-    """The mutating webhook (``sim.register_admission``)."""
-    default_vm(new)
+    """The mutating webhook (``sim.register_admission``).
+
+    It defaults on creation only, as virt-api (updates are left to
+    virt-controller).
+    """
+    if operation == 'CREATE':
+        default_vm(new)
 
 
 def check_vm(operation, new, old, user):

@@ -14,11 +14,11 @@
 
 import gc
 
-from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import cdi
 from sushy_kubevirt.simulator import stamping
 from sushy_kubevirt.simulator import storage
 from sushy_kubevirt.simulator import virt
+from sushy_kubevirt.simulator.virt import vm as simvm
 from sushy_kubevirt.simulator.virt import vmstatus
 
 
@@ -38,7 +38,11 @@ def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
         disk['bootOrder'] = 1
         iface['bootOrder'] = 2
     domain = {
-        'firmware': {'bootloader': bootloader},
+        # Pinned, as in a manifest that wants a stable identity: the
+        # demo's System ids stay the same across restarts.
+        'firmware': {'bootloader': bootloader,
+                     'uuid': simvm.legacy_firmware_uuid(name),
+                     'serial': name},
         'cpu': {'cores': cores, 'sockets': 1, 'threads': 1},
         'memory': {'guest': memory},
         'resources': {'requests': {'memory': memory}},
@@ -79,7 +83,7 @@ def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
                      'storage': {'resources': {
                          'requests': {'storage': disk_size}}}},
         }]
-    return admission.default_vm(vm)
+    return vm
 
 
 def namespace_names(namespaces):
@@ -175,7 +179,7 @@ def _prototype(store, created, ns, name):
 
 def _name_tokens(ns, name):
     """The strings ``make_vm`` derives from a VM's name."""
-    return [name, admission.firmware_uuid(name),
+    return [name, simvm.legacy_firmware_uuid(name),
             virt.stable_mac(ns, name, 'default')]
 
 

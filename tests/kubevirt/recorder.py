@@ -24,6 +24,7 @@ past ``SETTLE`` seconds it is recorded as ``unsettled``.
 import json
 import re
 import time
+import uuid
 
 import requests
 
@@ -70,9 +71,20 @@ def _conditions(obj, types=None):
             if types is None or c['type'] in types}
 
 
+def _uuid_kind(value):
+    """``uuid4`` for a random UUID, ``uuid5`` for a derived one."""
+    try:
+        return 'uuid%d' % uuid.UUID(str(value)).version
+    except ValueError:
+        return 'missing' if value is None else 'other'
+
+
 def vm_facts(vm):
     status = vm.get('status') or {}
+    firmware = vm['spec']['template']['spec']['domain'].get('firmware') or {}
     return {
+        'firmware': {key: _uuid_kind(firmware.get(key))
+                     for key in ('uuid', 'serial')},
         'printableStatus': status.get('printableStatus'),
         'runStrategy': vm['spec'].get('runStrategy'),
         'ready': bool(status.get('ready')),

@@ -12,12 +12,14 @@
 
 """virt-controller's VM controller.
 
-Creates the VM's template DataVolumes, creates and deletes its VMI as the
-run strategy and ``status.stateChangeRequests`` say, and writes the VM
-status (``vmstatus.compute_status``).
+Gives a VM without a firmware UUID the legacy one (its firmware
+controller), creates the VM's template DataVolumes, creates and deletes
+its VMI as the run strategy and ``status.stateChangeRequests`` say, and
+writes the VM status (``vmstatus.compute_status``).
 """
 
 import copy
+import uuid
 
 from sushy_kubevirt.simulator import apistatus
 from sushy_kubevirt.simulator import cdi
@@ -25,6 +27,8 @@ from sushy_kubevirt.simulator.virt import conditions
 from sushy_kubevirt.simulator.virt import model
 from sushy_kubevirt.simulator.virt import vmstatus
 
+#: The namespace of virt-controller's CalculateLegacyUUID.
+LEGACY_UUID_NAMESPACE = uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895')
 FINALIZERS = ['kubevirt.io/virtualMachineControllerFinalize',
               'foregroundDeleteVirtualMachine']
 
@@ -49,10 +53,31 @@ class VMController:
             if vmi is not None:
                 self.stop_vmi(vmi)
         else:
+            self.ensure_firmware_uuid(vm)
             ready = self.ensure_datavolumes(vm)
             self.sync_run_strategy(vm, vmi, ready)
             vmi = self.store.try_get(model.VMI_RT, ns, name)
         self.update_status(ns, name, vmi)
+
+    def ensure_firmware_uuid(self, vm):
+        """An empty ``firmware.uuid`` gets :func:`legacy_firmware_uuid`.
+
+        virt-api fills it on creation only; a VM made before KubeVirt v1.6,
+        or whose update emptied it, gets the legacy one from here.
+        """
+        if _firmware(vm).get('uuid'):
+            return
+
+        def change(obj):
+            domain = obj['spec'].setdefault('template', {}).setdefault(
+                'spec', {}).setdefault('domain', {})
+            firmware = domain.get('firmware') or {}
+            if not firmware.get('uuid'):
+                domain['firmware'] = dict(firmware, uuid=legacy_firmware_uuid(
+                    obj['metadata']['name']))
+        with apistatus.ignoring(404):
+            self.store.mutate(model.VM_RT, vm['metadata']['namespace'],
+                              vm['metadata']['name'], change)
 
     def ensure_datavolumes(self, vm):
         """Create missing template DataVolumes; True when all are ready."""
@@ -167,6 +192,16 @@ class VMController:
         with apistatus.ignoring(404):
             self.store.mutate(model.VM_RT, ns, name, change,
                               subresource='status')
+
+
+def legacy_firmware_uuid(name):
+    """virt-controller's CalculateLegacyUUID: UUIDv5 of the VM's name."""
+    return str(uuid.uuid5(LEGACY_UUID_NAMESPACE, name))
+
+
+def _firmware(vm):
+    spec = (vm['spec'].get('template') or {}).get('spec') or {}
+    return (spec.get('domain') or {}).get('firmware') or {}
 
 
 def new_vmi(vm, paused=False):

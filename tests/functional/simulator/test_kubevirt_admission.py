@@ -105,15 +105,28 @@ def test_secure_boot_with_smm_and_plain_efi_are_accepted(custom):
     create(custom, objects.make_vm('efi-only', efi=True, secure_boot=False))
 
 
-def test_firmware_uuid_and_serial_defaulted(custom):
+def test_firmware_uuid_and_serial_defaulted_at_random(custom):
     vm = objects.make_vm('plain')
     del vm['spec']['template']['spec']['domain']['firmware']
     created = create(custom, vm)
     firmware = created['spec']['template']['spec']['domain']['firmware']
-    expected = uuid.uuid5(
-        uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895'), 'plain')
-    assert firmware['uuid'] == str(expected)
-    assert firmware['serial'] == 'plain'
+    assert uuid.UUID(firmware['uuid']).version == 4
+    assert uuid.UUID(firmware['serial']).version == 4
+    assert firmware['uuid'] != firmware['serial']
+
+
+def test_an_emptied_firmware_uuid_gets_the_legacy_one(custom, simulator):
+    create(custom, objects.make_vm('emptied'))
+    custom.patch_namespaced_custom_object(
+        'kubevirt.io', 'v1', 'default', 'virtualmachines', 'emptied',
+        {'spec': {'template': {'spec': {'domain': {'firmware': {
+            'uuid': None}}}}}})
+    legacy = str(uuid.uuid5(
+        uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895'), 'emptied'))
+    simulator.wait_for(lambda: custom.get_namespaced_custom_object(
+        'kubevirt.io', 'v1', 'default', 'virtualmachines', 'emptied')[
+            'spec']['template']['spec']['domain']['firmware'].get('uuid')
+        == legacy)
 
 
 def test_given_firmware_uuid_is_kept(custom):

@@ -25,22 +25,28 @@ def fields(vm):
     return [c['field'] for c in admission.validate_vm(vm)]
 
 
-def test_firmware_uuid_is_uuid5_of_the_name():
-    value = uuid.UUID(admission.firmware_uuid('node-0'))
-    assert value.version == 5
-    assert value == uuid.uuid5(
-        uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895'), 'node-0')
-    assert admission.firmware_uuid('node-0') != \
-        admission.firmware_uuid('node-1')
+def test_default_fills_only_empty_values_with_random_ones():
+    def firmware(given):
+        vm = {'metadata': {'name': 'x'}, 'spec': {'template': {'spec': {
+            'domain': {'firmware': dict(given)}}}}}
+        return admission.default_vm(vm)['spec']['template']['spec'][
+            'domain']['firmware']
+    first, second = firmware({'serial': 'keep'}), firmware({})
+    assert first['serial'] == 'keep'
+    assert uuid.UUID(first['uuid']).version == 4
+    assert uuid.UUID(second['serial']).version == 4
+    assert first['uuid'] != second['uuid']
+    assert firmware({'uuid': 'u', 'serial': 's'}) == {'uuid': 'u',
+                                                      'serial': 's'}
 
 
-def test_default_fills_only_empty_values():
+def test_updates_are_not_defaulted():
     vm = {'metadata': {'name': 'x'}, 'spec': {'template': {'spec': {
-        'domain': {'firmware': {'serial': 'keep'}}}}}}
-    firmware = admission.default_vm(vm)['spec']['template']['spec'][
-        'domain']['firmware']
-    assert firmware == {'serial': 'keep',
-                        'uuid': admission.firmware_uuid('x')}
+        'domain': {}}}}}
+    admission.mutate_vm('UPDATE', vm, vm, 'someone')
+    assert 'firmware' not in vm['spec']['template']['spec']['domain']
+    admission.mutate_vm('CREATE', vm, None, 'someone')
+    assert vm['spec']['template']['spec']['domain']['firmware']['uuid']
 
 
 def test_valid_vm_has_no_causes():

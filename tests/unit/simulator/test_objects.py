@@ -12,17 +12,21 @@
 
 """Unit tests: generated VM bodies."""
 
+import uuid
+
 from sushy_kubevirt.simulator import admission
 from sushy_kubevirt.simulator import objects
 from sushy_kubevirt.simulator import virt
 
 
-def test_make_vm_is_valid_and_defaulted():
+def test_make_vm_is_valid_and_pins_its_identity():
     vm = objects.make_vm('vm-00001', 'ns-001')
     assert admission.validate_vm(vm) == []
     spec = vm['spec']['template']['spec']
     assert spec['domain']['firmware']['uuid'] == \
-        admission.firmware_uuid('vm-00001')
+        str(uuid.uuid5(uuid.UUID('6a1a24a1-4061-4607-8bf4-a3963d0c5895'),
+                       'vm-00001'))
+    assert spec['domain']['firmware']['serial'] == 'vm-00001'
     assert spec['domain']['devices']['disks'][0]['bootOrder'] == 1
     assert spec['domain']['devices']['interfaces'][0]['bootOrder'] == 2
     assert vm['spec']['dataVolumeTemplates'][0]['metadata']['name'] == \
