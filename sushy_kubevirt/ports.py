@@ -44,15 +44,25 @@ def _ephemeral_low():
 
 def restartable(host):
     """A port on ``host`` below the ephemeral range, free a moment ago."""
+    with reserved(host) as sock:
+        return sock.getsockname()[1]
+
+
+def reserved(host):
+    """A socket bound to a port of :func:`restartable`'s, not listening.
+
+    For a port that must be named long before its server starts: nothing
+    else can bind it meanwhile; the server listens on this very socket.
+    """
     high = _ephemeral_low()
     low = max(1024, high // 2)
     for _ in range(TRIES):
-        port = random.randrange(low, high)
-        with socket.socket() as sock:
-            try:
-                sock.bind((host, port))
-            except OSError:
-                continue
-        return port
+        sock = socket.socket()
+        try:
+            sock.bind((host, random.randrange(low, high)))
+        except OSError:
+            sock.close()
+            continue
+        return sock
     raise OSError('no free port on %s between %d and %d after %d tries'
                   % (host, low, high - 1, TRIES))

@@ -40,6 +40,7 @@ from sushy_kubevirt.controlplane import manifests
 from sushy_kubevirt.controlplane import pki
 from sushy_kubevirt.controlplane import server
 from sushy_kubevirt.controlplane import upstream
+from sushy_kubevirt import ports
 
 NAMESPACE = 'kubevirt'
 VERSION = upstream.KUBEVIRT.version
@@ -61,8 +62,10 @@ class KubeVirt:
         self.binaries = binaries
         self.processes = {}
         self.api_port = None
-        #: where virt-api calls virt-handler (on every node's pod IP)
-        self.handler_port = server.free_port()
+        #: where virt-api calls virt-handler (on every node's pod IP): a
+        #: bound socket, held until the simulated virt-handler listens on it
+        self.handler_socket = ports.reserved(manifests.HOST)
+        self.handler_port = self.handler_socket.getsockname()[1]
 
     # -- the install -------------------------------------------------------
 
@@ -227,3 +230,4 @@ class KubeVirt:
             # nothing: killed at once.
             proc.stop(timeout=0 if name == 'virt-api' else 15.0)
         self.processes = {}
+        self.handler_socket.close()

@@ -41,3 +41,13 @@ def test_no_free_port_is_an_error_naming_the_range(monkeypatch):
     monkeypatch.setattr(socket.socket, 'bind', taken)
     with pytest.raises(OSError, match='between 16384 and 32767 after 100'):
         ports.restartable('127.0.0.1')
+
+
+def test_a_reserved_port_cannot_be_taken_until_released():
+    with ports.reserved('127.0.0.1') as held:
+        port = held.getsockname()[1]
+        with socket.socket() as other, pytest.raises(OSError):
+            other.bind(('127.0.0.1', port))
+        held.listen()
+        with socket.create_connection(('127.0.0.1', port), timeout=5):
+            pass

@@ -127,7 +127,7 @@ class Nodes:
         self.api = handlerapi.HandlerAPI(
             self.handler, certs / 'virt-handler-server.crt',
             certs / 'virt-handler-server.key',
-            certs / 'kubevirt-ca.crt').start(self.kubevirt.handler_port)
+            certs / 'kubevirt-ca.crt').start(self.kubevirt.handler_socket)
         for name in self.names:
             self._heartbeat(name)
 

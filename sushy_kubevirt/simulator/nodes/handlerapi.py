@@ -26,7 +26,6 @@ import re
 import ssl
 import threading
 
-HOST = '127.0.0.1'
 PATH = re.compile(r'^/v1/namespaces/([^/]+)/virtualmachineinstances/'
                   r'([^/]+)/([a-z]+)$')
 
@@ -46,7 +45,8 @@ class HandlerAPI:
     def port(self):
         return self.server.server_address[1]
 
-    def start(self, port=0):
+    def start(self, sock):
+        """Listen on ``sock``, bound already (``ports.reserved``)."""
         api = self
 
         class Request(http.server.BaseHTTPRequestHandler):
@@ -67,7 +67,11 @@ class HandlerAPI:
             def log_message(self, *args):
                 pass
 
-        self.server = http.server.ThreadingHTTPServer((HOST, port), Request)
+        self.server = http.server.ThreadingHTTPServer(
+            sock.getsockname(), Request, bind_and_activate=False)
+        self.server.socket.close()
+        self.server.socket = sock
+        self.server.server_activate()
         self.server.daemon_threads = True
         self.server.socket = self.context.wrap_socket(
             self.server.socket, server_side=True)
