@@ -13,7 +13,7 @@
 """The real-backend envs of tox.ini split the suites with nothing lost.
 
 ``realkube`` leaves out by ``--ignore`` what ``kubevirt`` runs instead:
-a file ignored there and not named here would run in neither.
+a file ignored there and not named in ``kubevirt`` would run in neither.
 """
 
 import configparser
