@@ -24,7 +24,6 @@ ships only Base 1.4.0, which lacks several we use (``PreconditionFailed``,
 ``OperationNotAllowed``), so the few we answer with are listed here.
 """
 
-import flask
 from sushy_tools import error
 
 #: Registry prefix and version of every MessageId we answer with.
@@ -275,14 +274,18 @@ def message(message_id, *args, properties=()):
     return result
 
 
-def body(exc, code):
-    """The Redfish error response body for exception ``exc``."""
+def body(exc, code, path=''):
+    """The Redfish error response body for exception ``exc``.
+
+    ``path``: the request's, named by a ResourceNotFound or
+    ActionNotSupported message.
+    """
     message_id = getattr(exc, 'message_id', None)
     args = getattr(exc, 'message_args', ())
     if message_id is None:
         message_id = _BY_STATUS.get(code, 'GeneralError')
-        args = {'ResourceNotFound': ('Resource', _path()),
-                'ActionNotSupported': (_path(),),
+        args = {'ResourceNotFound': ('Resource', path),
+                'ActionNotSupported': (path,),
                 'ServiceTemporarilyUnavailable': (
                     getattr(exc, 'headers', {}).get('Retry-After', 1),)
                 }.get(message_id, ())
@@ -291,7 +294,3 @@ def body(exc, code):
     detail = getattr(exc, 'description', None) or str(exc)
     return {'error': {'code': info['MessageId'], 'message': detail,
                       '@Message.ExtendedInfo': [info]}}
-
-
-def _path():
-    return flask.request.path if flask.has_request_context() else ''

@@ -164,7 +164,7 @@ def editor(edit):
 def error_response(exc, code):
     """``exc`` as a Redfish error response with status ``code``."""
     response = flask.Response(
-        json.dumps(messages.body(exc, code)), status=code,
+        json.dumps(messages.body(exc, code, flask.request.path)), status=code,
         content_type='application/json')
     headers = getattr(exc, 'headers', None) or {}
     if isinstance(exc, exceptions.HTTPException):

@@ -391,6 +391,6 @@ def after(app, response):
         body = _apply(app, body, query)
     except messages.RedfishError as exc:
         response.status_code = exc.code
-        body = messages.body(exc, exc.code)
+        body = messages.body(exc, exc.code, flask.request.path)
         response.headers.pop('ETag', None)
     response.set_data(json.dumps(body))

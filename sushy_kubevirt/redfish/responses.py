@@ -80,7 +80,8 @@ def _as_redfish_error(response):
         text = response.get_data().decode('utf-8', 'replace').strip()
     exc = error.FishyError(text[:_TEXT_LIMIT] or response.status,
                            response.status_code)
-    response.set_data(json.dumps(messages.body(exc, response.status_code)))
+    response.set_data(json.dumps(messages.body(
+        exc, response.status_code, flask.request.path)))
     response.content_type = 'application/json'
 
 
