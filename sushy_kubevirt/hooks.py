@@ -14,7 +14,9 @@
 
 A :class:`Point` declares one extension point and its handlers.
 :func:`install` adds the handlers to ``main.app`` with Flask's public
-hooks: a ``before_request`` hook runs an endpoint's ``before`` handler (a
+hooks: a ``before_request`` hook binds the drivers' request object
+(:mod:`sushy_kubevirt.redfish.binding`, unbound by a
+``teardown_request`` hook) and runs an endpoint's ``before`` handler (a
 response it returns replaces the stock view), an ``after_request`` hook
 runs its ``after`` handlers on a stock 200 GET or HEAD (first of all,
 :func:`sushy_kubevirt.redfish.access.authorize` refuses what the
@@ -36,6 +38,7 @@ from werkzeug import exceptions
 
 from sushy_kubevirt.redfish import access
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import binding
 from sushy_kubevirt.redfish import eventservice
 
 
@@ -127,6 +130,7 @@ def install(app, points, stock_error_handler):
 
     def before_request():
         request = flask.request
+        binding.begin()
         if base.plugin_driver(app):
             base.limit_body(request)
             # Each process joins the event sender election at its first
@@ -170,6 +174,7 @@ def install(app, points, stock_error_handler):
     app.request_class = base.Request
     app.before_request(before_request)
     app.after_request(after_request)
+    app.teardown_request(binding.end)
     app.register_error_handler(error.FishyError, handle_error)
     app.register_error_handler(exceptions.HTTPException, handle_error)
     flask.Flask.register_blueprint(app, base.blueprint)

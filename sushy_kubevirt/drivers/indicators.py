@@ -24,10 +24,10 @@ Chassis) goes to the stock driver, built on first use.
 ``KubeVirtDriver.indicators_driver``.
 """
 
-import flask
 from sushy_tools.emulator.resources import base
 from sushy_tools import error
 
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt import errormap
 from sushy_kubevirt.kubevirt import identity as identity_mod
@@ -35,7 +35,6 @@ from sushy_kubevirt.kubevirt import indicator
 
 #: sushy-tools' initial states by identity (defaults for unset VMs here).
 LEDS_KEY = 'SUSHY_EMULATOR_INDICATOR_LEDS'
-_SYSTEM_ENDPOINT = 'system_resource'
 
 
 class KubeVirtIndicators(base.DriverBase):
@@ -59,13 +58,11 @@ class KubeVirtIndicators(base.DriverBase):
         """The served VM behind ``identity``, or None for another resource.
 
         sushy-tools passes a System's UUID; during a System request the
-        request's own id is used instead, so a VM served under
-        ``<namespace>.<name>`` (its UUID shared with another VM) has its
-        own LED.
+        request's own id (:attr:`.context.Request.system`) is used
+        instead, so a VM served under ``<namespace>.<name>`` (its UUID
+        shared with another VM) has its own LED.
         """
-        if (flask.has_request_context()
-                and flask.request.endpoint == _SYSTEM_ENDPOINT):
-            identity = flask.request.view_args['identity']
+        identity = context.current().system or identity
         try:
             return self._systems.find_vm(identity)
         except error.NotFound:

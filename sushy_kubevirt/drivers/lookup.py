@@ -21,20 +21,17 @@ other VM, and a VM whose firmware UUID is no UUID, is listed and served
 under its ``<namespace>.<name>`` id instead (its name redirects there).
 
 Ids mean the same for every user; a VM the request's account does not
-reach (its namespace or labels, :mod:`sushy_kubevirt.accounts.tenancy`)
+reach (its namespace or labels, :meth:`.context.Request.reaches`)
 is not listed and not found, not even redirected to.
 """
 
 import uuid
 
-import flask
 from sushy_tools import error
 
-from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import snapshot
 from sushy_kubevirt.kubevirt import identity
-
-_MEMO = 'sushy_kubevirt_lookup'
 
 #: The indexes of the cached VMs the lookup uses (``Cluster(indexers=)``):
 #: ``uuid``, the canonical firmware UUID (or KubeVirt's name-derived
@@ -55,14 +52,14 @@ def canonical_uuid(text):
 
 
 def reaches(namespace, labels):
-    """:func:`tenancy.reaches`, asked once per GET request and namespace.
+    """The current request's reach, asked once per GET and namespace.
 
     With Kubernetes accounts each question is a SubjectAccessReview
     (unless cached); the lookup and the kept ETag ask the same one.
     """
     return snapshot.memoized(
         ('reaches', namespace, tuple(sorted(labels.items()))),
-        lambda: tenancy.reaches(namespace, labels))
+        lambda: context.current().reaches(namespace, labels))
 
 
 def _reached(vm):
@@ -73,7 +70,8 @@ def _reached(vm):
 class Lookup:
     """Identity resolution over a Cluster's cached VMs.
 
-    Results are memoized for the current Flask request.
+    Results are memoized for the current request
+    (:attr:`.context.Request.memo`).
     """
 
     def __init__(self, cluster, logger):
@@ -175,8 +173,7 @@ class Lookup:
         :raises error.AliasAccessError: ``ident`` is an alias (307).
         :raises error.NotFound: no such served VM.
         """
-        memo = flask.g.setdefault(_MEMO, {}) if flask.has_app_context() \
-            else {}
-        if ident not in memo:
-            memo[ident] = self._resolve(ident)
-        return memo[ident]
+        memo = context.current().memo
+        if ('locate', ident) not in memo:
+            memo['locate', ident] = self._resolve(ident)
+        return memo['locate', ident]

@@ -25,16 +25,14 @@ during that request :attr:`NamespaceChassis.chassis` is the System's own
 Chassis, so the hot read of a System never lists every VM.
 """
 
-import flask
 from sushy_tools.emulator.resources import base
 from sushy_tools import error
 
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import snapshot
 from sushy_kubevirt import errormap
 from sushy_kubevirt.kubevirt import identity
-
-_SYSTEM_ENDPOINT = 'system_resource'
 
 
 class NamespaceChassis(base.DriverBase):
@@ -64,9 +62,9 @@ class NamespaceChassis(base.DriverBase):
     @errormap.translate
     def chassis(self):
         """Sorted ids of the reached namespaces' Chassis."""
-        if (flask.has_request_context()
-                and flask.request.endpoint == _SYSTEM_ENDPOINT):
-            return [self.of_system(flask.request.view_args['identity'])]
+        system = context.current().system
+        if system is not None:
+            return [self.of_system(system)]
         return sorted(identity.chassis_uuid(ns) for ns in self._placed())
 
     def of_system(self, ident):

@@ -15,8 +15,9 @@
 A System's ETag is a digest of its VM's, VMI's and DataVolumes' uids and
 resourceVersions (:mod:`sushy_kubevirt.kubevirt.versions`). When a
 write's If-Match names the current ETag, :func:`hold` keeps the VM it
-was computed from for this request, and the request's first write to
-the VM applies to that VM's resourceVersion or not at all:
+was computed from in the request (:attr:`.context.Request.held`), and
+the request's first write to the VM applies to that VM's
+resourceVersion or not at all:
 
 * a JSON patch (:func:`patch`) carries the ``test`` of that version, is
   built from that VM and is not retried; with nothing to change the
@@ -40,8 +41,7 @@ checked, just before the write.
 
 import collections
 
-import flask
-
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import fields
@@ -50,7 +50,6 @@ from sushy_kubevirt.kubevirt import versions
 from sushy_kubevirt import messages
 
 CLAIM_ANNOTATION = 'sushy-kubevirt.io/if-match'
-_KEY = 'sushy_kubevirt_precondition'
 #: Guarded patch attempts: every round of a write race lets one writer
 #: through, so this many concurrent writers on one VM all succeed.
 PATCH_ATTEMPTS = 10
@@ -58,15 +57,14 @@ PATCH_ATTEMPTS = 10
 Held = collections.namedtuple('Held', ['key', 'vm', 'etag'])
 
 
-def hold(vm, etag):
-    """Make this request's first write to ``vm`` apply to it as read."""
-    setattr(flask.g, _KEY, Held(identity.key(vm), vm, etag))
+def hold(request, vm, etag):
+    """Make ``request``'s first write to ``vm`` apply to it as read."""
+    request.held = Held(identity.key(vm), vm, etag)
 
 
-def _take(namespace, name):
-    if not flask.has_request_context():
-        return None
-    held = flask.g.pop(_KEY, None)
+def _take(request, namespace, name):
+    request = request or context.current()
+    held, request.held = request.held, None
     return held if held is not None and held.key == (namespace, name) \
         else None
 
@@ -79,28 +77,27 @@ def failed(etag):
         'nothing was changed' % etag)
 
 
-def verify(vm):
+def verify(vm, request=None):
     """412 now when ``vm`` (read live) is not the held VM's version.
 
-    The held If-Match is kept for the request's first write.
+    The held If-Match is kept for the request's first write. ``request``
+    defaults to the current one, here and below.
 
     :raises messages.RedfishError: 412 when the held VM changed.
     """
-    if not flask.has_request_context():
-        return
-    held = getattr(flask.g, _KEY, None)
+    held = (request or context.current()).held
     if held is not None and held.key == identity.key(vm) and \
             fields.get(held.vm, 'metadata', 'resourceVersion') != \
             fields.get(vm, 'metadata', 'resourceVersion'):
         raise failed(held.etag)
 
 
-def patch(cluster, namespace, name, build_ops, retries=8):
+def patch(cluster, namespace, name, build_ops, retries=8, request=None):
     """:func:`guarded.guarded_patch`; the request's first one as held.
 
     :raises messages.RedfishError: 412 when the held VM changed.
     """
-    held = _take(namespace, name)
+    held = _take(request, namespace, name)
     if held is None:
         return guarded.guarded_patch(cluster, namespace, name, build_ops,
                                      retries=retries)
@@ -111,7 +108,7 @@ def patch(cluster, namespace, name, build_ops, retries=8):
         raise failed(held.etag) from None
 
 
-def claim(cluster, namespace, name, change=True):
+def claim(cluster, namespace, name, change=True, request=None):
     """Consume a held If-Match before a write that cannot test it.
 
     With ``change`` the consumed ETag is recorded on the VM (its version
@@ -121,7 +118,7 @@ def claim(cluster, namespace, name, change=True):
 
     :raises messages.RedfishError: 412 when the held VM changed.
     """
-    held = _take(namespace, name)
+    held = _take(request, namespace, name)
     if held is None:
         return
     ops = fields.annotation_ops(held.vm, CLAIM_ANNOTATION, held.etag) \

@@ -12,10 +12,7 @@
 
 """A GET request's memo of its VM, VMI and DataVolume reads."""
 
-import flask
-
-#: ``flask.g`` key of the memo.
-_SNAPSHOT = 'sushy_kubevirt_snapshot'
+from sushy_kubevirt.drivers import context
 
 
 def _memo():
@@ -27,9 +24,8 @@ def _memo():
     one API call per object instead of one per method. Requests that
     write read afresh every time.
     """
-    if flask.has_request_context() and flask.request.method == 'GET':
-        return flask.g.setdefault(_SNAPSHOT, {})
-    return None
+    request = context.current()
+    return request.memo if request.method == 'GET' else None
 
 
 def memoized(key, read):

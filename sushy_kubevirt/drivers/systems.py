@@ -21,7 +21,6 @@ subresource. Reads cost no API call once the watch cache has synced.
 
 import functools
 
-import flask
 from sushy_tools.emulator.resources.systems import base
 from sushy_tools import error
 
@@ -31,6 +30,7 @@ from sushy_kubevirt.accounts import sources
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import biossecrets
 from sushy_kubevirt.drivers import clusters
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import etagmemo
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
@@ -54,8 +54,6 @@ from sushy_kubevirt.kubevirt import versions
 from sushy_kubevirt import messages
 
 HTTP_BOOT_URI_ANNOTATION = 'sushy-kubevirt.io/http-boot-uri'
-#: ``flask.g`` key: the namespaces the Systems collection left out.
-_UNLISTED = 'sushy_kubevirt_unlisted'
 
 
 class KubeVirtDriver(base.AbstractSystemsDriver):
@@ -205,9 +203,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         named by :meth:`collection_messages`; only when none can be read
         is the answer a 503.
         """
-        ids, unreadable = self._ids.systems()
-        if flask.has_request_context():
-            setattr(flask.g, _UNLISTED, unreadable)
+        ids, context.current().unlisted = self._ids.systems()
         return ids
 
     @errormap.translate
@@ -215,15 +211,13 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """``(namespace, id)`` of every System of :attr:`systems`."""
         return self._ids.placed()[0]
 
-    def collection_messages(self):
-        """``@Message.ExtendedInfo`` of this request's Systems collection.
+    def collection_messages(self, request):
+        """``@Message.ExtendedInfo`` of ``request``'s Systems collection.
 
         One Base ``OperationFailed`` per namespace it left out; [] when it
         lists every one.
         """
-        unreadable = getattr(flask.g, _UNLISTED, ()) \
-            if flask.has_request_context() else ()
-        return [errormap.unlisted(exc) for exc in unreadable]
+        return [errormap.unlisted(exc) for exc in request.unlisted]
 
     @errormap.translate
     def uuid(self, identity_):
@@ -465,8 +459,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
                                  self._datavolumes(vm) or ())
 
     @errormap.translate
-    def hold_etag(self, identity_, matches):
-        """Hold this request's writes to the state an If-Match names.
+    def hold_etag(self, identity_, matches, request):
+        """Hold ``request``'s writes to the state an If-Match names.
 
         ``matches(etag)`` tells whether the If-Match names ``etag``: the
         watch cache's ETag, else (the cache may lag behind another
@@ -479,5 +473,5 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             vm, current = preconditions.live_etag(self.cluster, vm)
         if not matches(current):
             return current
-        preconditions.hold(vm, current)
+        preconditions.hold(request, vm, current)
         return None

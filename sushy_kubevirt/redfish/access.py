@@ -16,7 +16,7 @@ With a plugin systems driver and authentication on, :func:`authorize`
 runs before every other handler. It finds the account of the user the
 authentication middleware (:mod:`.auth`) named, in the accounts file
 when one is set (every user is an Administrator otherwise), makes it
-the request's account (:mod:`sushy_kubevirt.accounts.tenancy`: the
+the request's account (:class:`sushy_kubevirt.drivers.context.Request`: the
 drivers then neither list nor find VMs outside its namespaces), and
 refuses with a 403 ``InsufficientPrivilege``, before anything is read
 or changed, a method whose declared privilege the account's role lacks.
@@ -43,7 +43,7 @@ from sushy_kubevirt.accounts import clients
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import securitylog
-from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.kubevirt import permissions
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import auth
@@ -88,7 +88,7 @@ def needed(needs, endpoint, method):
 
 def may_manage_others():
     """Whether this request may see others' subscriptions."""
-    account = tenancy.current()
+    account = context.current().account
     return account is None or account.allows(
         privileges.CONFIGURE_USERS) or account.allows(
         privileges.CONFIGURE_MANAGER)
@@ -179,7 +179,7 @@ def authorize(app, needs):
     :param needs: ``{(endpoint, method): privilege}`` of every route.
     """
     account = request_account(app, flask.request.environ)
-    tenancy.set_current(account)
+    context.current().account = account
     if account is None:
         return
     privilege = needed(needs, flask.request.endpoint, flask.request.method)

@@ -37,8 +37,8 @@ from sushy_tools import error
 from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import secretaccounts
-from sushy_kubevirt.accounts import tenancy
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt import errormap
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
@@ -147,7 +147,8 @@ def _accounts(app):
 
 
 def _visible(acct):
-    return _may_configure_users() or tenancy.current().name == acct.name
+    return _may_configure_users() or \
+        context.current().account.name == acct.name
 
 
 def _writable(app):
@@ -169,12 +170,12 @@ def _store(app):
 
 
 def _may_configure_users():
-    current = tenancy.current()
+    current = context.current().account
     return current is None or current.allows(privileges.CONFIGURE_USERS)
 
 
 def _refuse(what):
-    current = tenancy.current()
+    current = context.current().account
     raise messages.RedfishError(
         'InsufficientPrivilege', code=403,
         detail='%s (%s) may not %s: it needs the ConfigureUsers privilege'
@@ -413,7 +414,8 @@ def account_resource(account_id):
     if method != 'GET':
         store = _store(app)
         if not _may_configure_users() and (
-                method == 'DELETE' or tenancy.current().name != account_id):
+                method == 'DELETE' or
+                context.current().account.name != account_id):
             _refuse('change or delete the accounts of others')
         secret = store.secret(account_id)
         acct = secret and store.account(account_id)

@@ -25,6 +25,7 @@ one overtook answers 412 too.
 import flask
 from sushy_tools import error
 
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import query
@@ -87,7 +88,7 @@ def check(app, **view_args):
         return None
     systems = base.systems_driver(app, 'hold_etag')
     if systems is not None:
-        current = systems.hold_etag(ident, matches)
+        current = systems.hold_etag(ident, matches, context.current())
         if current is not None:
             raise failed(current)
     return None

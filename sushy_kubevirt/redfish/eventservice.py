@@ -32,7 +32,7 @@ import flask
 from sushy_tools import error
 
 from sushy_kubevirt.accounts import privileges
-from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.events import subscriptions
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import access
@@ -120,7 +120,7 @@ def event_subscriptions():
     if flask.request.method == 'POST':
         sub = subscriptions.parse(base.json_body(), service.policy(),
                                   service.settings.timeout)
-        account = tenancy.current()
+        account = context.current().account
         sub = service.store.create(dataclasses.replace(
             sub, owner=_user(), owner_groups=account.groups if account
             else ()))

@@ -49,7 +49,7 @@ import types
 import flask
 
 from sushy_kubevirt.accounts import privileges
-from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.events import delivery
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import auth
@@ -283,7 +283,7 @@ def server_sent_events():
             'request accepts only %s' % (MEDIA_TYPE,
                                          request.headers['Accept']))
     alternatives = parse_filter(request.args.get('$filter'))
-    account = tenancy.current()
+    account = context.current().account
     owner = types.SimpleNamespace(
         owner=request.environ.get(auth.USER_KEY) or '',
         owner_groups=account.groups if account else ())

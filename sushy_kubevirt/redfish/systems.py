@@ -26,6 +26,7 @@ import flask
 from sushy_tools.emulator import api_utils
 from sushy_tools import error
 
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import imageurl
@@ -227,7 +228,8 @@ def system_body(app, response):
 def collection_body(app, response):
     """Name the namespaces a partial Systems collection leaves out."""
     systems = base.systems_driver(app, 'collection_messages')
-    extended = systems.collection_messages() if systems is not None else []
+    extended = systems.collection_messages(context.current()) \
+        if systems is not None else []
     if extended:
         jsonbody.rewrite(response, lambda body: body.update({
             '@Message.ExtendedInfo': extended}) or True)

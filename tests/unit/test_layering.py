@@ -16,6 +16,8 @@ an alias: a layering a newcomer can follow."""
 import ast
 import functools
 import pathlib
+import subprocess
+import sys
 
 import sushy_kubevirt
 
@@ -34,6 +36,11 @@ FLOORS = (
 TOOLS = ('simulator', 'controlplane', 'bench')
 #: ``sushy-kubevirt-emulator --simulate`` starts a simulator.
 EXCEPTIONS = {('cli', 'simulator')}
+#: Packages the drivers never import: they take a request object
+#: (:mod:`sushy_kubevirt.drivers.context`), callable outside a request.
+WEB = ('flask',)
+#: Drivers not yet converted to :mod:`sushy_kubevirt.drivers.context`.
+NOT_YET = ('vmedia', 'systems')
 #: Rooms whose modules import no module of ours under an alias.
 NO_ALIAS = ('plugin', 'cli', 'hooks', 'loader', 'redfish', 'events',
             'accounts', 'kube', 'errormap', 'imagecheck')
@@ -129,3 +136,38 @@ def test_every_room_is_a_package():
              if 'gomod' not in path.parts}
     assert sorted(str(room) for room in rooms
                   if not (room / '__init__.py').exists()) == []
+
+
+def _web(module):
+    return module.partition('.')[0] in WEB
+
+
+def test_the_drivers_import_no_flask():
+    """Neither at the top of a module nor inside a function."""
+    found = []
+    for path in sorted((PACKAGE / 'drivers').glob('*.py')):
+        if path.stem in NOT_YET:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or '']
+            else:
+                continue
+            found += [(path.name, node.lineno) for n in names if _web(n)]
+    assert found == []
+
+
+def test_the_drivers_load_without_flask():
+    """Nor through a module they import (ours or sushy-tools')."""
+    drivers = sorted(path.stem for path in (PACKAGE / 'drivers').glob('*.py')
+                     if path.stem not in NOT_YET)
+    code = ('import importlib, sys\n'
+            'for name in %r:\n'
+            '    importlib.import_module("sushy_kubevirt.drivers." + name)\n'
+            'print(" ".join(sorted(m for m in sys.modules '
+            'if m.partition(".")[0] in %r)))' % (drivers, WEB))
+    loaded = subprocess.run([sys.executable, '-c', code], check=True,
+                            capture_output=True, text=True, timeout=120)
+    assert loaded.stdout.split() == []

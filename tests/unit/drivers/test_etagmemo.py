@@ -12,10 +12,9 @@
 
 """A System's ETag is kept while the watch cache's generation holds."""
 
-import flask
 import pytest
 
-from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import etagmemo
 
 UUID = '4f1d3c2a-0000-4000-8000-000000000001'
@@ -48,7 +47,7 @@ def memo():
               'spec': {'template': {'spec': {'domain': {'firmware': {
                   'uuid': UUID}}}}}}
         return vm, state['etag']
-    with flask.Flask(__name__).app_context():
+    with context.bound(context.Request()):
         yield etagmemo.ETags(lambda: cluster, compute), cluster, computed, \
             state
 
@@ -85,10 +84,10 @@ def test_a_move_to_another_namespace_is_computed_again(memo):
 def test_the_account_must_reach_the_vm(memo):
     etags, cluster, computed, state = memo
     etags.etag(UUID), etags.etag(UUID)
-    tenancy.set_current(Account({'ns-b'}))
+    context.current().account = Account({'ns-b'})
     etags.etag(UUID)
     assert len(computed) == 3   # the driver decides (a 404 there)
-    tenancy.set_current(Account({'ns-a'}))
+    context.current().account = Account({'ns-a'})
     etags.etag(UUID)
     assert len(computed) == 3
 

@@ -15,10 +15,10 @@
 import logging
 from unittest import mock
 
-import flask
 import pytest
 from sushy_tools import error
 
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import systems
@@ -149,15 +149,12 @@ def test_a_system_request_uses_its_own_id():
     cluster = FakeCluster(old, new)
     uuid = identity.firmware_uuid(old)
     leds, _, _ = _leds(cluster)
-    app = flask.Flask(__name__)
-    app.add_url_rule('/redfish/v1/Systems/<identity>', 'system_resource',
-                     lambda identity: '')
-    with app.test_request_context('/redfish/v1/Systems/test.node-0'):
+    with context.bound(context.Request(system='test.node-0')):
         leds.set_indicator_state(uuid, 'Off')
     assert cluster.patches[0][:2] == ('test', 'node-0')
-    with app.test_request_context('/redfish/v1/Systems/test.node-0'):
+    with context.bound(context.Request(system='test.node-0')):
         assert leds.get_indicator_state(uuid) == 'Off'
-    with app.test_request_context('/redfish/v1/Systems/' + uuid):
+    with context.bound(context.Request(system=uuid)):
         assert leds.get_indicator_state(uuid) == 'Lit'
 
 

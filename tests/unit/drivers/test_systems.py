@@ -14,13 +14,12 @@
 
 import logging
 
-import flask
 import pytest
 from sushy_tools import error
 
 from sushy_kubevirt.accounts import accountsfile
-from sushy_kubevirt.accounts import tenancy
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import systems
 from sushy_kubevirt.kube import apierrors
@@ -28,6 +27,8 @@ from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.simulator import objects
 
 LOG = logging.getLogger(__name__)
+#: An account reaching namespace test only.
+TEAM = accountsfile.Account('team', 'Operator', frozenset(['test']))
 
 
 class FakeCluster:
@@ -78,11 +79,6 @@ def _vm(name, namespace='default', created='2026-01-01T00:00:00Z', **kw):
     return vm
 
 
-@pytest.fixture
-def app():
-    return flask.Flask(__name__)
-
-
 def _driver(cluster, **cfg):
     cls = systems.KubeVirtDriver.initialize(cfg, LOG)
     driver = cls()
@@ -108,14 +104,12 @@ def test_an_auth_file_without_accounts_warns(caplog):
     assert caplog.text == ''
 
 
-def test_a_tenant_neither_lists_nor_finds_other_namespaces(app):
+def test_a_tenant_neither_lists_nor_finds_other_namespaces():
     old = _vm('node-0', 'lab')
     new = _vm('node-0', 'test', created='2026-02-01T00:00:00Z')
     driver = _driver(FakeCluster(old, new))
     uuid = identity.firmware_uuid(old)
-    with app.app_context():
-        tenancy.set_current(accountsfile.Account(
-            'team', 'Operator', frozenset(['test'])))
+    with context.bound(context.Request(account=TEAM)):
         assert driver.systems == ['test.node-0']
         for ident in (uuid, 'lab.node-0'):
             with pytest.raises(error.NotFound):
@@ -123,13 +117,13 @@ def test_a_tenant_neither_lists_nor_finds_other_namespaces(app):
         assert driver.name('test.node-0') == 'node-0'
 
 
-def test_identity_aliases_and_duplicates(app):
+def test_identity_aliases_and_duplicates():
     old = _vm('node-0', 'lab')
     new = _vm('node-0', 'test', created='2026-02-01T00:00:00Z')
     driver = _driver(FakeCluster(old, new))
     uuid = identity.firmware_uuid(old)
     assert uuid == identity.firmware_uuid(new)
-    with app.app_context():
+    with context.bound(context.Request()):
         assert driver.systems == [uuid, 'test.node-0']
         assert driver.name(uuid) == 'node-0'
         for alias in ('node-0', 'lab.node-0', uuid.upper()):
@@ -145,14 +139,14 @@ def test_identity_aliases_and_duplicates(app):
             driver.uuid('other.node-0')
 
 
-def test_a_vm_whose_firmware_uuid_is_no_uuid_is_served_by_alias(app):
+def test_a_vm_whose_firmware_uuid_is_no_uuid_is_served_by_alias():
     good = _vm('node-0')
     uuid = identity.firmware_uuid(good)
     bad = _vm('node-1')
     bad['spec']['template']['spec']['domain']['firmware']['uuid'] = \
         '../Systems/' + uuid
     driver = _driver(FakeCluster(good, bad))
-    with app.app_context():
+    with context.bound(context.Request()):
         assert driver.systems == [uuid, 'default.node-1']
         assert driver.uuid('default.node-1') == 'default.node-1'
         assert driver.name('default.node-1') == 'node-1'
@@ -163,19 +157,17 @@ def test_a_vm_whose_firmware_uuid_is_no_uuid_is_served_by_alias(app):
             driver.uuid('../Systems/' + uuid)
 
 
-def test_a_shadowed_vm_by_name_redirects_to_its_alias(app):
+def test_a_shadowed_vm_by_name_redirects_to_its_alias():
     old = _vm('node-0', 'lab')
     new = _vm('node-0', 'test', created='2026-02-01T00:00:00Z')
     driver = _driver(FakeCluster(old, new))
-    with app.app_context():
-        tenancy.set_current(accountsfile.Account(
-            'team', 'Operator', frozenset(['test'])))
+    with context.bound(context.Request(account=TEAM)):
         with pytest.raises(error.AliasAccessError) as exc:
             driver.uuid('node-0')
         assert exc.value.args[0] == 'test.node-0'
 
 
-def test_power_on_when_on_makes_no_call(app):
+def test_power_on_when_on_makes_no_call():
     vm = _vm('node-0', run_strategy='Always')
     cluster = FakeCluster(vm)
     cluster.vmis['default', 'node-0'] = {
@@ -183,7 +175,7 @@ def test_power_on_when_on_makes_no_call(app):
         'status': {'phase': 'Running'}}
     driver = _driver(cluster)
     uuid = identity.firmware_uuid(vm)
-    with app.app_context():
+    with context.bound(context.Request()):
         driver.set_power_state(uuid, 'On')
         assert cluster.calls == []
         driver.set_power_state(uuid, 'ForceOff')
@@ -196,10 +188,10 @@ def test_power_on_when_on_makes_no_call(app):
     ('Explode', 400, 'Unknown ResetType'),
     (None, 400, 'Unknown ResetType'),
 ])
-def test_bad_reset_types(app, reset_type, status, words):
+def test_bad_reset_types(reset_type, status, words):
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
-    with app.app_context(), pytest.raises(error.FishyError) as exc:
+    with pytest.raises(error.FishyError) as exc:
         _driver(cluster).set_power_state(identity.firmware_uuid(vm),
                                          reset_type)
     assert exc.value.code == status
@@ -214,22 +206,22 @@ def test_bad_reset_types(app, reset_type, status, words):
      'cannot be reached'),
     (apierrors.NotFound('gone', status=404), 404, 'gone'),
 ])
-def test_kube_errors_are_never_a_success(app, fail, status, words):
+def test_kube_errors_are_never_a_success(fail, status, words):
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
     cluster.fail = fail
     driver = _driver(cluster)
-    with app.app_context(), pytest.raises(error.FishyError) as exc:
+    with pytest.raises(error.FishyError) as exc:
         driver.set_boot_device(identity.firmware_uuid(vm), 'Pxe')
     assert exc.value.code == status
     assert words in str(exc.value) and '10.0.0.1' not in str(exc.value)
 
 
-def test_start_conflict_is_retryable_409(app):
+def test_start_conflict_is_retryable_409():
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
     cluster.fail = apierrors.Conflict('VM is already running', status=409)
-    with app.app_context(), pytest.raises(error.FishyError) as exc:
+    with pytest.raises(error.FishyError) as exc:
         _driver(cluster).set_power_state(identity.firmware_uuid(vm), 'On')
     assert exc.value.code == 409
     assert exc.value.message_id == 'ActionParameterValueConflict'
@@ -262,28 +254,28 @@ def _stopping():
     (False, 409, 'ActionParameterValueConflict'),
     (True, 412, 'PreconditionFailed'),
 ])
-def test_reset_with_a_consumed_etag_is_412_before_409(app, held, status,
+def test_reset_with_a_consumed_etag_is_412_before_409(held, status,
                                                       message_id):
     """Another worker's write moved the VM on: its If-Match fails first."""
     vm = _vm('node-0')
     cluster = LaggingCluster(vm, *_stopping())
     driver = _driver(cluster)
     uuid = identity.firmware_uuid(vm)
-    with app.test_request_context(), \
+    with context.bound(context.Request()) as request, \
             pytest.raises(error.FishyError) as exc:
         if held:
-            assert driver.hold_etag(uuid, lambda etag: True) is None
+            assert driver.hold_etag(uuid, lambda etag: True, request) is None
         driver.set_power_state(uuid, 'On')
     assert (exc.value.code, exc.value.message_id) == (status, message_id)
     assert cluster.calls == []
 
 
-def test_boot_device_errors_change_nothing(app):
+def test_boot_device_errors_change_nothing():
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
     driver = _driver(cluster)
     uuid = identity.firmware_uuid(vm)
-    with app.app_context():
+    with context.bound(context.Request()):
         for target in ('Cd', 'Floppy'):
             with pytest.raises(error.FishyError) as exc:
                 driver.set_boot_device(uuid, target)
@@ -304,11 +296,11 @@ class IndexOnlyCluster(FakeCluster):
         return super().list_vms()
 
 
-def test_lookups_never_scan_every_vm(app):
+def test_lookups_never_scan_every_vm():
     vm = _vm('node-0')
     driver = _driver(IndexOnlyCluster(vm))
     uuid = identity.firmware_uuid(vm)
-    with app.app_context():
+    with context.bound(context.Request()):
         assert driver.name(uuid) == 'node-0'
         for missing in ('0b6f4c4e-8a1d-4a5e-9a38-5b1c9d2e7f10', 'nope',
                         'lab.nope'):
@@ -318,7 +310,7 @@ def test_lookups_never_scan_every_vm(app):
             driver.uuid(uuid.upper())
 
 
-def test_boot_override_disabled_cancels_a_pending_once(app, monkeypatch):
+def test_boot_override_disabled_cancels_a_pending_once(monkeypatch):
     vm = _vm('node-0')
     cluster = FakeCluster(vm)
     driver = _driver(cluster)
@@ -326,16 +318,16 @@ def test_boot_override_disabled_cancels_a_pending_once(app, monkeypatch):
     calls = []
     monkeypatch.setattr(systems.boot, 'cancel_once_ops',
                         lambda vm: calls.append(vm) or [])
-    with app.app_context():
+    with context.bound(context.Request()):
         driver.set_boot_device(uuid, 'Hdd', 'Disabled')
     assert calls == [vm]
 
 
-def test_find_vm_is_public_for_other_drivers(app):
+def test_find_vm_is_public_for_other_drivers():
     vm = _vm('node-0', 'lab')
     driver = _driver(FakeCluster(vm))
     uuid = identity.firmware_uuid(vm)
-    with app.app_context():
+    with context.bound(context.Request()):
         assert driver.find_vm(uuid) is vm
         with pytest.raises(error.AliasAccessError) as exc:
             driver.find_vm('lab.node-0')
