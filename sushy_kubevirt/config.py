@@ -317,6 +317,19 @@ def _bool(config, key, default):
     return value
 
 
+#: sushy-tools' VerifyCertificate of a virtual media device with no own.
+VMEDIA_VERIFY_KEY = 'SUSHY_EMULATOR_VMEDIA_VERIFY_SSL'
+
+
+def vmedia_verify(config):
+    """VerifyCertificate of a tray with no own setting.
+
+    ``SUSHY_EMULATOR_VMEDIA_VERIFY_SSL`` when set; True when unset (unlike
+    sushy-tools, whose default is False: CDI always verified before).
+    """
+    return _bool(config, VMEDIA_VERIFY_KEY, True)
+
+
 def _vmedia(config):
     defaults = Vmedia()
 

@@ -28,6 +28,7 @@ from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import orphans
 from sushy_kubevirt.events import service
 from sushy_kubevirt.kube import cluster
+from sushy_kubevirt.kubevirt import trust
 
 _clusters = {}
 _clusters_lock = threading.Lock()
@@ -45,9 +46,10 @@ def shared(settings, datavolumes, logger):
     with _clusters_lock:
         stale = [_clusters.pop(k) for k in list(_clusters) if k != key]
         if key not in _clusters:
-            made = cluster.Cluster(settings, datavolumes=datavolumes,
-                                   indexers=lookup.INDEXERS,
-                                   events=logs.EVENTS)
+            made = cluster.Cluster(
+                settings, datavolumes=datavolumes, indexers=lookup.INDEXERS,
+                events=logs.EVENTS,
+                configmaps=trust.CA_SELECTOR if datavolumes else None)
             for handler in afterboot.handlers(made, logger):
                 made.add_vmi_handler(handler)
             collector = datavolumes and orphans.factory(

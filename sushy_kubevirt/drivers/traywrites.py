@@ -72,12 +72,13 @@ def free_generation(cluster, vm, device, current):
 
 
 def create(cluster, logger, vm, device, request, size, settings,
-           generation=0):
+           generation=0, tls=(None, False)):
     """Create the Secret (with credentials), then the DataVolume.
 
     ``request`` is a :class:`~sushy_kubevirt.kubevirt.tray.Insert`,
     ``settings`` the vmedia settings, ``generation`` names the
-    DataVolume (:func:`media.datavolume_name`). Returns the DataVolume.
+    DataVolume (:func:`media.datavolume_name`), ``tls`` is its
+    ``(certConfigMap, insecureSkipVerify)``. Returns the DataVolume.
     When it is not made, the Secret made is deleted.
     """
     namespace = vm['metadata']['namespace']
@@ -100,7 +101,7 @@ def create(cluster, logger, vm, device, request, size, settings,
         margin=s.size_margin, default_size=s.default_size,
         storage_class=s.storage_class, volume_mode=s.volume_mode,
         secret=made and made['metadata']['name'],
-        cert_configmap=s.cert_configmap, inserted=request.inserted,
+        cert_configmap=tls[0], insecure=tls[1], inserted=request.inserted,
         username=None if request.url.username else request.username,
         token=token, generation_=generation)
     try:

@@ -53,6 +53,7 @@ from sushy_tools import error
 from sushy_kubevirt import config
 from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.drivers import traywrites
+from sushy_kubevirt.drivers import vmediatrust
 from sushy_kubevirt import errormap
 from sushy_kubevirt import imagecheck
 from sushy_kubevirt.kube import apierrors
@@ -64,6 +65,7 @@ from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import leftovers
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import tray
+from sushy_kubevirt.kubevirt import trust
 from sushy_kubevirt import messages
 
 #: sushy-tools' endpoints of the two actions.
@@ -150,7 +152,7 @@ def _action_body(action):
     return True, body
 
 
-class KubeVirtVmediaDriver(vmedia.BaseDriver):
+class KubeVirtVmediaDriver(vmediatrust.Trust, vmedia.BaseDriver):
     """Virtual media backed by CDI DataVolumes; device ``Cd`` only.
 
     Floppy/USB are not offered: KubeVirt has no removable-disk device a
@@ -164,6 +166,8 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         self._systems = systems
         self._device_types = tray.DEVICES
         self.settings = config.load(config_).vmedia
+        #: VerifyCertificate of a tray with no own setting.
+        self._verify = config.vmedia_verify(config_)
         self._policy = None
         #: Image checks; bounded, each ends by its own deadline.
         self._checks = concurrent.futures.ThreadPoolExecutor(
@@ -180,48 +184,30 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
     def _get_device(self, identity_, device):
         return _device(device)
 
+    def _find_vm(self, identity_):
+        return find_vm(self._systems, identity_)
+
     def _tray(self, identity_, device):
-        """``(dv, state)``: the tray's DataVolume (or None), its state."""
+        """``(vm, dv, state)``: the VM, its tray's DataVolume, its state."""
         _device(device)
         vm = find_vm(self._systems, identity_)
         dv = _tray_datavolume(self._cluster, vm, device)
-        return dv, media.media_state(vm, dv)
+        return vm, dv, media.media_state(vm, dv)
 
     @errormap.translate
     def get_device_image_info(self, identity_, device):
         """The tray as the VM and its DataVolume show it now."""
-        dv, state = self._tray(identity_, device)
+        vm, dv, state = self._tray(identity_, device)
         username, password = tray.credentials_shown(dv, state)
         return vmedia.DeviceInfo(
             state.image_name, state.image, state.inserted,
-            state.write_protected, username, password, True)
+            state.write_protected, username, password,
+            trust.verify_certificate(vm, device, self._verify))
 
     @errormap.translate
     def get_device_status(self, identity_, device):
         """Properties added to VirtualMedia (:mod:`.redfish.virtualmedia`)."""
-        return tray.device_status(*self._tray(identity_, device))
-
-    def update_device_info(self, identity_, device, verify=False):
-        _device(device)
-        if not verify:
-            raise error.BadRequest(
-                'VerifyCertificate cannot be disabled: CDI always verifies '
-                'https image servers (against the CA bundle in %s)'
-                % (self.settings.cert_configmap or 'the system trust store'))
-
-    def add_certificate(self, identity_, device, cert_string, cert_type):
-        raise error.NotSupportedError(
-            'Put the CA certificate into the ConfigMap named by '
-            'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_CERT_CONFIGMAP instead')
-
-    replace_certificate = add_certificate
-
-    def list_certificates(self, identity_, device):
-        _device(device)
-        return []
-
-    def delete_certificate(self, identity_, device, cert_id):
-        raise error.NotFound('Certificate %s not found' % cert_id)
+        return tray.device_status(*self._tray(identity_, device)[1:])
 
     def _host_policy(self):
         if self._policy is None:
@@ -305,6 +291,9 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         vm = find_vm(self._systems, identity_)
         size = self._image_size(request)
         namespace, name = identity.key(vm)
+        verify = trust.verify_certificate(vm, device, self._verify) \
+            if request.verify is None else request.verify
+        tls = self._tls(vm, device, request.url, verify)
         dv_name = media.tray_datavolume_name(vm, device)
         current = self._cluster.get_datavolume(namespace, dv_name)
         if current is not None and not media.is_tray(current, vm, device):
@@ -314,16 +303,21 @@ class KubeVirtVmediaDriver(vmedia.BaseDriver):
         # A DataVolume takes no precondition: an If-Match is consumed on
         # the VM first (no API call without one).
         preconditions.claim(self._cluster, namespace, name)
+        if request.verify is not None:
+            # Sent with the insert: the tray's setting from now on.
+            preconditions.patch(
+                self._cluster, namespace, name,
+                lambda vm: trust.verify_ops(vm, device, request.verify))
         former = None
         if not tray.reusable(current, request.url.url, request.inserted,
-                             request.username is not None) or \
+                             request.username is not None, tls) or \
                 leftovers.fenced(vm, current):
             # (Another process is deleting it as an orphan: make it anew.)
             former = current
             current = traywrites.create(
                 self._cluster, self._logger, vm, device, request, size,
                 self.settings, traywrites.free_generation(
-                    self._cluster, vm, device, former))
+                    self._cluster, vm, device, former), tls)
         traywrites.attach(self._cluster, self._logger, namespace, name,
                           device, current, request.inserted)
         if former is not None:

@@ -122,13 +122,16 @@ class Cluster:
         values}``, for :meth:`find_vms`.
     :param events: watch the core Events too: an :class:`EventsCache`
         saying which to keep, how and their indexes (:meth:`events`).
+    :param configmaps: watch the ConfigMaps of this label selector too
+        (:meth:`get_configmap`).
     :param timings: :class:`sushy_kubevirt.kube.reflector.Timings` (tests).
     """
 
     def __init__(self, settings, datavolumes=False, indexers=None,
-                 timings=None, events=None):
+                 timings=None, events=None, configmaps=None):
         self.settings = settings
         self.datavolumes = datavolumes
+        self.configmaps = configmaps
         self.events_cache = events
         self.indexers = dict(indexers or {})
         self.timings = timings
@@ -171,6 +174,8 @@ class Cluster:
         kinds = [resources.VM, resources.VMI]
         if self.datavolumes:
             kinds.append(resources.DATAVOLUME)
+        if self.configmaps:
+            kinds.append(resources.CONFIGMAP)
         if self.events_cache is not None:
             kinds.append(resources.EVENT)
         return kinds
@@ -193,7 +198,8 @@ class Cluster:
                            self._scopes)
         for resource in self._resources:
             is_vm = resource is resources.VM
-            selector = self.settings.label_selector if is_vm else None
+            selector = self.settings.label_selector if is_vm else \
+                self.configmaps if resource is resources.CONFIGMAP else None
             is_event = resource is resources.EVENT
             for namespace in self._scopes:
                 cache = informer.Informer(
@@ -772,6 +778,12 @@ class Cluster:
             return self._get(resources.DATAVOLUME, namespace, name)
         return self.get_datavolume_live(namespace, name)
 
+    def get_configmap(self, namespace, name):
+        """From the cache when built with ``configmaps``, else None."""
+        if not self.configmaps:
+            return None
+        return self._get(resources.CONFIGMAP, namespace, name)
+
     # live calls
 
     def _live(self, method, resource, namespace, *args, **kwargs):
@@ -899,6 +911,27 @@ class Cluster:
         :raises apierrors.Conflict: the object changed since it was read.
         """
         return self._run().api.replace(resource, namespace, name, body)
+
+    def create_configmap(self, namespace, body):
+        made = self._live('create', resources.CONFIGMAP, namespace, body)
+        return self._note(resources.CONFIGMAP, namespace, made) \
+            if self.configmaps else made
+
+    def replace_configmap(self, namespace, name, body):
+        """PUT, guarded by ``body``'s resourceVersion."""
+        made = self._live('replace', resources.CONFIGMAP, namespace, name,
+                          body)
+        return self._note(resources.CONFIGMAP, namespace, made) \
+            if self.configmaps else made
+
+    def delete_configmap(self, namespace, name, preconditions=None):
+        """DELETE; ``preconditions`` as :meth:`Api.delete`'s."""
+        answer = self._live('delete', resources.CONFIGMAP, namespace, name,
+                            preconditions=preconditions)
+        if self.configmaps and self._served(namespace):
+            self._informer(resources.CONFIGMAP, namespace).note_delete(
+                namespace, name)
+        return answer
 
     def create_secret(self, namespace, body):
         return self._live('create', resources.SECRET, namespace, body)

@@ -60,5 +60,6 @@ VMI_ACTIONS = Resource('subresources.kubevirt.io', 'v1',
                        'virtualmachineinstances')
 NAMESPACE = Resource('', 'v1', 'namespaces', namespaced=False)
 SECRET = Resource('', 'v1', 'secrets')
+CONFIGMAP = Resource('', 'v1', 'configmaps')
 EVENT = Resource('', 'v1', 'events')
 LEASE = Resource('coordination.k8s.io', 'v1', 'leases')

@@ -75,7 +75,7 @@ def _digest(*parts):
     return hashlib.sha256(text.encode('utf-8')).hexdigest()[:10]
 
 
-def _fit(prefix, suffix, key):
+def fit(prefix, suffix, key):
     """``prefix + suffix`` or, when too long, a shortened prefix + hash."""
     name = prefix + suffix
     if len(name) <= MAX_NAME:
@@ -120,7 +120,7 @@ def datavolume_name(vm, device, generation_=None):
     if generation_:
         suffix += '-%d' % generation_
         key += (str(generation_),)
-    name = _fit(vm_name, suffix, key)
+    name = fit(vm_name, suffix, key)
     if name in _foreign_datavolumes(vm):
         tail = '%s-%s' % (suffix, _digest(*key, 'tray'))
         name = vm_name[:MAX_NAME - len(tail)].rstrip('-.') + tail
@@ -166,7 +166,8 @@ def owner_reference(vm):
             'uid': vm['metadata']['uid']}
 
 
-def _metadata(vm, device, name, token):
+def metadata(vm, device, name, token):
+    """Metadata of a tray object: labels, owner, the insert's token."""
     meta = {'name': name,
             'namespace': vm['metadata'].get('namespace'),
             'labels': labels(vm, device),
@@ -187,7 +188,7 @@ def secret_body(vm, device, dv_name, username, password, token=None):
     """
     return {'apiVersion': 'v1',
             'kind': 'Secret',
-            'metadata': _metadata(vm, device, secret_name(dv_name), token),
+            'metadata': metadata(vm, device, secret_name(dv_name), token),
             'type': 'Opaque',
             'data': {'accessKeyId': _b64(username),
                      'secretKey': _b64(password)}}
@@ -213,32 +214,37 @@ def image_name(url):
 def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
                     default_size='10Gi', storage_class=None,
                     volume_mode=None, secret=None, cert_configmap=None,
-                    inserted=True, username=None, token=None,
-                    generation_=0):
+                    insecure=False, inserted=True, username=None,
+                    token=None, generation_=0):
     """DataVolume importing ``url`` for ``device`` of ``vm``.
 
     The storage request is the image size plus ``margin`` when the size is
     known, else ``default_size``. ``secret`` names a Secret made by
     :func:`secret_body` (``username`` is then recorded for display);
     ``cert_configmap`` a ConfigMap with the CA bundle CDI uses to verify
-    an https server; ``token`` is the InsertMedia's
+    an https server, ``insecure`` skips its verification
+    (``insecureSkipVerify``; both only for an https URL); ``token`` is
+    the InsertMedia's
     (:data:`ANNOTATION_INSERT`); ``generation_`` names it
     (:func:`datavolume_name`).
     """
     name = datavolume_name(vm, device, generation_)
-    metadata = _metadata(vm, device, name, token)
-    metadata.setdefault('annotations', {})[IMMEDIATE_BIND] = 'true'
+    meta = metadata(vm, device, name, token)
+    meta.setdefault('annotations', {})[IMMEDIATE_BIND] = 'true'
     if generation_:
-        metadata['annotations'][generations.ANNOTATION] = str(
+        meta['annotations'][generations.ANNOTATION] = str(
             generation_)
     if not inserted:
-        metadata['annotations'][ANNOTATION_INSERTED] = 'false'
+        meta['annotations'][ANNOTATION_INSERTED] = 'false'
     http = {'url': url}
     if secret:
         http['secretRef'] = secret
-        metadata['annotations'][ANNOTATION_USERNAME] = username or ''
-    if cert_configmap and url.lower().startswith('https:'):
-        http['certConfigMap'] = cert_configmap
+        meta['annotations'][ANNOTATION_USERNAME] = username or ''
+    if url.lower().startswith('https:'):
+        if insecure:
+            http['insecureSkipVerify'] = True
+        elif cert_configmap:
+            http['certConfigMap'] = cert_configmap
     request = (quantity(size_bytes, margin) if size_bytes
                else default_size)
     storage = {'resources': {'requests': {'storage': request}}}
@@ -248,8 +254,14 @@ def datavolume_body(vm, device, url, *, size_bytes=None, margin=0.1,
         storage['volumeMode'] = volume_mode
     return {'apiVersion': 'cdi.kubevirt.io/v1beta1',
             'kind': 'DataVolume',
-            'metadata': metadata,
+            'metadata': meta,
             'spec': {'source': {'http': http}, 'storage': storage}}
+
+
+def tls_source(dv):
+    """``(certConfigMap, insecureSkipVerify)`` of a DataVolume's source."""
+    http = fields.get(dv, 'spec', 'source', 'http', default={})
+    return http.get('certConfigMap'), bool(http.get('insecureSkipVerify'))
 
 
 def is_tray(dv, vm, device):

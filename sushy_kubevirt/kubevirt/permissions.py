@@ -23,6 +23,8 @@ same to the VirtualMachine.
 * InsertMedia: ``create datavolumes`` (``cdi.kubevirt.io``) and ``patch
   virtualmachines``; EjectMedia: ``delete datavolumes`` and ``patch
   virtualmachines``;
+* a tray's Certificates: POST ``create configmaps``, DELETE ``delete
+  configmaps`` (core), the ConfigMap holding the CA;
 * ClearLog: ``create events`` (core), the marker it writes;
 * every other change (boot override, SecureBoot, BIOS, IndicatorLED, a
   tray's VerifyCertificate): ``patch virtualmachines``.
@@ -47,6 +49,7 @@ RESETS = {
 }
 _MEDIA = {'VirtualMedia.InsertMedia': 'create',
           'VirtualMedia.EjectMedia': 'delete'}
+_CERTIFICATES = {'POST': 'create', 'DELETE': 'delete'}
 
 
 def _attributes(namespace, verb, group, resource, name=None,
@@ -80,6 +83,10 @@ def needs(method, rule, body, namespace, name):
         return [_attributes(namespace, 'update', ACTIONS, VMS, name, sub)
                 for sub in RESETS.get(reset, ())] or [
             _attributes(namespace, 'get', VIRT, VMS, name)]
+    if action is None and '/Certificates' in rule and \
+            method in _CERTIFICATES:
+        return [_attributes(namespace, _CERTIFICATES[method], '',
+                            'configmaps')]
     if action == 'LogService.ClearLog':
         return [_attributes(namespace, 'create', '', 'events')]
     patch = _attributes(namespace, 'patch', VIRT, VMS, name)

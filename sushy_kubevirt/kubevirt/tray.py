@@ -35,15 +35,17 @@ INSERT = 'VirtualMedia.InsertMedia'
 EJECT = 'VirtualMedia.EjectMedia'
 #: InsertMedia parameters understood (DMTF VirtualMedia.InsertMedia).
 PARAMETERS = ('Image', 'Inserted', 'WriteProtected', 'UserName',
-              'Password', 'TransferProtocolType', 'TransferMethod')
+              'Password', 'TransferProtocolType', 'TransferMethod',
+              'VerifyCertificate')
 PROTOCOLS = ('HTTP', 'HTTPS')
 METHODS = ('Stream',)
 MASKED = '******'
 
-#: A checked insert; ``name``/``action``: where the URL came from.
+#: A checked insert; ``name``/``action``: where the URL came from;
+#: ``verify``: the VerifyCertificate sent with it (None: not sent).
 Insert = collections.namedtuple(
     'Insert', ['url', 'inserted', 'username', 'password', 'name',
-               'action'])
+               'action', 'verify'], defaults=(None,))
 
 
 def _not_object(action):
@@ -125,8 +127,9 @@ def insert_request(body):
                         'TransferProtocolType %s does not match the Image '
                         'URL scheme (%s)' % (protocol, url.scheme.upper()))
     _choice(body, 'TransferMethod', METHODS)
+    verify = _typed(body, 'VerifyCertificate', bool, None)
     return Insert(url, inserted, username or url.username,
-                  password or url.password, 'Image', INSERT)
+                  password or url.password, 'Image', INSERT, verify)
 
 
 def uri_request(uri, name):
@@ -144,16 +147,18 @@ def eject_request(body):
     _unknown(body, (), EJECT)
 
 
-def reusable(dv, url, inserted, credentials):
+def reusable(dv, url, inserted, credentials, tls=(None, False)):
     """True when ``dv`` already is (or is becoming) the wanted media.
 
     Media with credentials is always imported again: whether the
-    password changed cannot be told without reading the Secret.
+    password changed cannot be told without reading the Secret. So is
+    media verified otherwise than ``tls`` (:func:`media.tls_source`).
     """
     if dv is None or credentials or \
             fields.get(dv, 'metadata', 'deletionTimestamp'):
         return False
     return (media.source_url(dv) == url
+            and media.tls_source(dv) == tuple(tls)
             and not imports.failed(dv)
             and fields.annotation(dv, media.ANNOTATION_USERNAME) is None
             and (fields.annotation(dv, media.ANNOTATION_INSERTED)

@@ -20,15 +20,27 @@ slot's ``Image`` and ``ImageName`` are null (sushy-tools renders ``""``).
 
 import flask
 
+from sushy_kubevirt.drivers import vmedia
+from sushy_kubevirt.kubevirt import imageurl
+from sushy_kubevirt.kubevirt import tray
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
 from sushy_kubevirt.redfish import oem
 
 
 def check_insert_body(app, identity, device):
-    """InsertMedia of a plugin vmedia driver needs a JSON object body."""
+    """InsertMedia of a plugin vmedia driver: its parameters checked.
+
+    A JSON object whose parameters :func:`tray.insert_request` accepts
+    (``TransferProtocolType`` agreeing with the Image URL's scheme,
+    ``VerifyCertificate`` a boolean, ...), else a 400 naming the first
+    problem; nothing is changed.
+    """
     if base.vmedia_driver(app):
-        base.json_body()
+        try:
+            tray.insert_request(base.json_body())
+        except imageurl.Invalid as exc:
+            raise vmedia.refused(exc) from None
 
 
 def check_patch(app, identity, device):

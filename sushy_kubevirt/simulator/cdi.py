@@ -18,7 +18,8 @@ ImportScheduled, ImportInProgress and Succeeded. A DataVolume whose
 name's PVC is being deleted (or belongs to another DataVolume) waits
 for it to go, as CDI's ``validatePVC`` does. HTTP imports really fetch
 the URL (with the Secret's credentials and the ConfigMap's CA
-certificates) on an importer thread. A failing importer is restarted as
+certificates, or no verification with ``insecureSkipVerify``) on an
+importer thread. A failing importer is restarted as
 kubelet restarts CDI's importer pod (at once, then after 10 s, 20 s, ...
 up to 5 min): ``status.restartCount`` grows, the ``Running`` condition is
 False with reason ``Error`` and the importer's message, and the phase
@@ -564,10 +565,13 @@ class DataVolumeController:
             request.add_unredirected_header('Authorization',
                                             'Basic ' + token)
         context = None
-        if http.get('certConfigMap'):
-            data = self._lookup('configmaps', ns, http['certConfigMap'])
-            context = ssl.create_default_context(
-                cadata='\n'.join(data.values()) or None)
+        if http.get('insecureSkipVerify'):
+            context = ssl.create_default_context()
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        elif http.get('certConfigMap'):
+            context = trusting(self._lookup('configmaps', ns,
+                                            http['certConfigMap']))
         return request, context
 
     def _lookup(self, plural, namespace, name):
@@ -630,6 +634,24 @@ class DataVolumeController:
             if self._stop.wait(pause):
                 return
         self._succeeded(dv)
+
+
+def trusting(data):
+    """A client context trusting the system's CAs and those of ``data``.
+
+    As CDI's importer reads its ``certConfigMap``: the PEM certificates
+    of every key (its files; those named with a leading dot skipped), on
+    top of the system's.
+    """
+    context = ssl.create_default_context()
+    for key, text in sorted(data.items()):
+        if key.startswith('.'):
+            continue
+        try:
+            context.load_verify_locations(cadata=text)
+        except (ssl.SSLError, ValueError):
+            LOG.warning('No certs in %s', key)
+    return context
 
 
 def install(sim, owner_gc=True):

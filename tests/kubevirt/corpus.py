@@ -15,11 +15,12 @@
 Each case is ``fn(session, images)`` on a VM named after it
 (``recorder.Session``); ``images`` is the URL of an image server with
 ``/good.iso``, ``/missing.iso`` (404) and ``/slow.iso`` (answers after
-``SLOW`` seconds). The cases cover the subresources under every run
-strategy, a guest's own power-off and crash, the patches the driver
-makes (boot order, a CD-ROM's insert, eject and re-insert) on running
-and stopped VMs, and DataVolume imports that succeed, fail or are
-deleted mid-way.
+``SLOW`` seconds); ``images.https`` serves them over https with a
+certificate of a private CA, ``images.ca_pem``. The cases cover the
+subresources under every run strategy, a guest's own power-off and
+crash, the patches the driver makes (boot order, a CD-ROM's insert,
+eject and re-insert) on running and stopped VMs, and DataVolume imports
+that succeed, fail or are deleted mid-way, from http and https.
 """
 
 import functools
@@ -175,6 +176,25 @@ def case_reinsert(s, images):
 @case('import_404', path='/missing.iso')
 def case_import(s, images, path):
     s.create_dv(dv_body(s.vm + '-dv', images + path))
+    s.observe(until=lambda f: f['dv <name>'].get('phase') == 'Succeeded'
+              or f['dv <name>'].get('restarted'))
+
+
+@case('import_https_ca', trust='ca')
+@case('import_https_insecure', trust='insecure')
+@case('import_https_unverified', trust=None)
+def case_import_https(s, images, trust):
+    """An https server of a private CA: its CA given, no check, neither."""
+    body = dv_body(s.vm + '-dv', images.https + '/good.iso')
+    http = body['spec']['source']['http']
+    if trust == 'ca':
+        s.create_configmap({'apiVersion': 'v1', 'kind': 'ConfigMap',
+                            'metadata': {'name': s.vm + '-ca'},
+                            'data': {'ca.pem': images.ca_pem}})
+        http['certConfigMap'] = s.vm + '-ca'
+    elif trust == 'insecure':
+        http['insecureSkipVerify'] = True
+    s.create_dv(body)
     s.observe(until=lambda f: f['dv <name>'].get('phase') == 'Succeeded'
               or f['dv <name>'].get('restarted'))
 

@@ -170,6 +170,10 @@ class Session:
         return self._record('create DataVolume', *self.cluster.request(
             'POST', CDI % self.ns, body))
 
+    def create_configmap(self, body):
+        return self._record('create ConfigMap', *self.cluster.request(
+            'POST', '/api/v1/namespaces/%s/configmaps' % self.ns, body))
+
     def delete_dv(self, name):
         return self._record('delete DataVolume', *self.cluster.request(
             'DELETE', CDI % self.ns + '/' + name))

@@ -32,6 +32,7 @@ from tests import kubevirt
 from tests.kubevirt import corpus
 from tests.kubevirt import recorder
 
+from sushy_kubevirt.simulator import certificates
 from sushy_kubevirt.simulator import realcluster
 from sushy_kubevirt.simulator import Simulator
 
@@ -45,11 +46,19 @@ CASES = sorted(corpus.CASES)
 TRANSCRIPTS = {}
 
 
+class Images(str):
+    """The image server's URL, with ``https`` and ``ca_pem``.
+
+    ``https``: the same files over https, with a certificate of a
+    private CA, whose certificate is ``ca_pem``.
+    """
+
+
 @pytest.fixture(scope='module')
 def images():
     done = threading.Event()
 
-    class Images(http.server.BaseHTTPRequestHandler):
+    class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self):
             if self.path not in ('/good.iso', '/slow.iso'):
                 self.send_error(404)
@@ -63,13 +72,22 @@ def images():
 
         def log_message(self, *args):
             pass
-    httpd = http.server.ThreadingHTTPServer(('127.0.0.1', 0), Images)
-    httpd.daemon_threads = True
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield 'http://127.0.0.1:%d' % httpd.server_address[1]
+    authority = certificates.Certificates('127.0.0.1')
+    servers = [http.server.ThreadingHTTPServer(('127.0.0.1', 0), Handler)
+               for _ in range(2)]
+    servers[1].socket = authority.server_context.wrap_socket(
+        servers[1].socket, server_side=True)
+    for httpd in servers:
+        httpd.daemon_threads = True
+        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    found = Images('http://127.0.0.1:%d' % servers[0].server_address[1])
+    found.https = 'https://127.0.0.1:%d' % servers[1].server_address[1]
+    found.ca_pem = authority.ca_pem.decode()
+    yield found
     done.set()
-    httpd.shutdown()
-    httpd.server_close()
+    for httpd in servers:
+        httpd.shutdown()
+        httpd.server_close()
 
 
 def _case(cluster, name, images):

@@ -15,7 +15,9 @@
 The real cdi-controller makes an importer pod (``restartPolicy:
 OnFailure``) whose container reads ``IMPORTER_ENDPOINT``. Here, once the
 kubelet runs it, an ``http`` source's URL is fetched (a GET;
-``INSECURE_TLS`` skips verification); other sources (``none``: a blank
+``INSECURE_TLS`` skips verification; else the system's CAs are trusted
+and, with ``IMPORTER_CERT_DIR``, those of the ConfigMap mounted there,
+as cdi-importer reads that directory); other sources (``none``: a blank
 disk) succeed at once. A 200 ends the container, after the
 ``ImportInProgress`` stage delay (the image being written), with exit
 code 0 and the JSON termination message cdi-importer writes (``Import
@@ -32,6 +34,8 @@ import threading
 import urllib.error
 import urllib.request
 
+from sushy_kubevirt.simulator import cdi
+from sushy_kubevirt.simulator.nodes import kubelet as kubelet_mod
 from sushy_kubevirt.simulator import storage
 
 LABEL = ('app', 'containerized-data-importer')
@@ -54,11 +58,24 @@ def is_importer(pod):
     return (pod['metadata'].get('labels') or {}).get(LABEL[0]) == LABEL[1]
 
 
-def fetch(url, insecure=False):
-    """``(True, None)`` once the source answers 200, else (False, why)."""
+def mounted_configmap(pod, path):
+    """The ConfigMap of the importer's volume mounted at ``path``, or None."""
+    mounts = {m.get('name') for m in pod['spec']['containers'][0].get(
+        'volumeMounts') or () if m.get('mountPath') == path}
+    for volume in pod['spec'].get('volumes') or ():
+        if volume.get('name') in mounts and volume.get('configMap'):
+            return volume['configMap'].get('name')
+    return None
+
+
+def fetch(url, insecure=False, certs=None):
+    """``(True, None)`` once the source answers 200, else (False, why).
+
+    ``certs``: the data of the ConfigMap of CA certificates, if any.
+    """
     context = None
     if url.startswith('https:'):
-        context = ssl.create_default_context()
+        context = cdi.trusting(certs or {})
         if insecure:
             context.check_hostname = False
             context.verify_mode = ssl.CERT_NONE
@@ -102,11 +119,22 @@ class Importer:
         threading.Thread(target=self._run, args=(pod, env), daemon=True,
                          name='sim importer').start()
 
+    def _certs(self, pod, env):
+        """The data of the CA ConfigMap mounted at ``IMPORTER_CERT_DIR``."""
+        name = env.get('IMPORTER_CERT_DIR') and mounted_configmap(
+            pod, env['IMPORTER_CERT_DIR'])
+        if not name:
+            return None
+        found = self.kubelet.store.read_live(
+            kubelet_mod.CONFIGMAPS, pod['metadata']['namespace'], name)
+        return (found or {}).get('data') or {}
+
     def _run(self, pod, env):
         ok, why, writing = True, None, 0
         if env.get('IMPORTER_SOURCE') == 'http':
             ok, why = fetch(env.get('IMPORTER_ENDPOINT', ''),
-                            env.get('INSECURE_TLS') == 'true')
+                            env.get('INSECURE_TLS') == 'true',
+                            self._certs(pod, env))
             writing = self.delays['ImportInProgress'] if ok else 0
         self.kubelet.scheduler.call_later(
             writing, lambda: self._ended(pod, ok, why))

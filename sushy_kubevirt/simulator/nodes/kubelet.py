@@ -17,7 +17,8 @@ labels match its ``nodeSelector``, once every claim it mounts is Bound (the
 scheduler's VolumeBinding: a pod with an unbound immediate claim is
 unschedulable until the claim changes). A bound pod runs a stage delay later:
 its init containers terminated, its containers running and ready, its
-readiness gates honoured, a pod IP. A pod being deleted ends as a kubelet
+readiness gates honoured, a pod IP (not before the ConfigMaps its
+volumes need exist). A pod being deleted ends as a kubelet
 ends it: its containers are told to stop, and the object is deleted
 (grace 0) once they have: for a virt-launcher pod, when its VMI's domain
 is gone (the VMI is final or gone) or the grace period is over; for any
@@ -36,7 +37,11 @@ LOG = logging.getLogger(__name__)
 PODS = storage.ResourceType('', 'v1', 'pods', 'Pod', custom=False)
 NODES = storage.ResourceType('', 'v1', 'nodes', 'Node', namespaced=False,
                              custom=False)
+CONFIGMAPS = storage.ResourceType('', 'v1', 'configmaps', 'ConfigMap',
+                                  custom=False)
 LAUNCHER_LABEL = ('kubevirt.io', 'virt-launcher')
+#: Seconds before the kubelet tries a failed volume mount again.
+MOUNT_RETRY = 2.0
 
 
 class Kubelet:
@@ -150,6 +155,14 @@ class Kubelet:
             self.enqueue(pod['metadata']['namespace'],
                          pod['metadata']['name'], remaining)
             return
+        missing = self._missing_configmap(pod)
+        if missing:
+            LOG.info('pod %s/%s: configmap "%s" not found; mount retried',
+                     pod['metadata']['namespace'], pod['metadata']['name'],
+                     missing)
+            self.enqueue(pod['metadata']['namespace'],
+                         pod['metadata']['name'], MOUNT_RETRY)
+            return
         now = storage.now_iso()
         ip = pod_ip(pod, self._ips)
 
@@ -166,6 +179,20 @@ class Kubelet:
                 for c in pod['spec'].get('containers') or ()]
             put_conditions(status, pod['spec'], now)
         self.set_pod_status(pod, running)
+
+    def _missing_configmap(self, pod):
+        """A ConfigMap a volume needs that does not exist, or None.
+
+        The kubelet starts no container before its volumes are mounted.
+        """
+        for volume in pod['spec'].get('volumes') or ():
+            source = volume.get('configMap')
+            if source and not source.get('optional') and \
+                    self.store.read_live(CONFIGMAPS,
+                                         pod['metadata']['namespace'],
+                                         source.get('name')) is None:
+                return source.get('name')
+        return None
 
     def _sync_ready(self, pod):
         """Keep Ready in step with the pod's readiness gates."""

@@ -54,13 +54,20 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 
 class ImageServer:
-    """Serves ``files`` (name -> bytes) on 127.0.0.1; 404 for the rest."""
+    """Serves ``files`` (name -> bytes) on 127.0.0.1; 404 for the rest.
 
-    def __init__(self, root):
+    With ``context`` (a server ``ssl.SSLContext``), over https.
+    """
+
+    def __init__(self, root, context=None):
         self.root = root
+        self.scheme = 'https' if context else 'http'
         handler = functools.partial(_Quiet, directory=str(root))
         self.server = http.server.ThreadingHTTPServer(('127.0.0.1', 0),
                                                       handler)
+        if context:
+            self.server.socket = context.wrap_socket(self.server.socket,
+                                                     server_side=True)
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever,
                                        daemon=True)
@@ -71,8 +78,9 @@ class ImageServer:
         return self.url(name)
 
     def url(self, name):
-        return 'http://127.0.0.1:%d/%s' % (self.server.server_port,
-                                           name.lstrip('/'))
+        return '%s://127.0.0.1:%d/%s' % (self.scheme,
+                                         self.server.server_port,
+                                         name.lstrip('/'))
 
     def stop(self):
         self.server.shutdown()

@@ -73,3 +73,12 @@ def test_clear_log_needs_creating_events():
         ('create', '', 'events', None, None)]
     assert needs('GET', '/LogServices/<log_id>/Entries') == [
         ('get', 'kubevirt.io', 'virtualmachines', None, 'vm-1')]
+
+
+def test_a_trays_certificates_need_configmap_rights():
+    rule = '/VirtualMedia/<device>/Certificates'
+    assert needs('POST', rule) == [('create', '', 'configmaps', None, None)]
+    assert needs('DELETE', rule + '/<cert_id>') == [
+        ('delete', '', 'configmaps', None, None)]
+    assert needs('PATCH', '/VirtualMedia/<device>') == [
+        ('patch', 'kubevirt.io', 'virtualmachines', None, 'vm-1')]

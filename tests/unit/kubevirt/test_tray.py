@@ -96,6 +96,25 @@ def test_reuse():
     assert not tray.reusable(None, URL, True, False)
 
 
+def test_reuse_needs_the_same_trust():
+    https = 'https://10.0.0.1/a.iso'
+    dv = _dv(url=https)
+    assert tray.reusable(dv, https, True, False, (None, False))
+    assert not tray.reusable(dv, https, True, False, (None, True))
+    assert not tray.reusable(dv, https, True, False, ('ca', False))
+    dv['spec']['source']['http']['certConfigMap'] = 'ca'
+    assert tray.reusable(dv, https, True, False, ('ca', False))
+    assert not tray.reusable(dv, https, True, False)
+
+
+def test_verify_certificate_parameter():
+    assert tray.insert_request({'Image': URL}).verify is None
+    assert tray.insert_request(
+        {'Image': URL, 'VerifyCertificate': False}).verify is False
+    with pytest.raises(imageurl.Invalid):
+        tray.insert_request({'Image': URL, 'VerifyCertificate': 'no'})
+
+
 def _status(phase, reason=None, restarts=0):
     dv = _dv(phase=phase)
     dv['status']['restartCount'] = restarts
