@@ -81,6 +81,8 @@ from sushy_kubevirt.redfish import sessions
 from sushy_kubevirt.redfish import sse
 from sushy_kubevirt.redfish import storage
 from sushy_kubevirt.redfish import systems
+from sushy_kubevirt.redfish import tasks
+from sushy_kubevirt.redfish import updateservice
 from sushy_kubevirt.redfish import virtualmedia
 
 #: Attribute marking an Application instance whose hooks are installed.
@@ -90,7 +92,8 @@ _MODULES = {'main': main, 'api_utils': api_utils}
 #: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
 #: imported so that the blueprint has them when it is registered.
 ROUTE_MODULES = (accountservice, bios, eventservice, health, logservices,
-                 managernetwork, memory, metrics, odata, sessions, sse)
+                 managernetwork, memory, metrics, odata, sessions, sse,
+                 tasks, updateservice)
 
 #: Appended to a start-up error that finds no Kubernetes API server.
 _SIMULATE_HINT = ('\nNo cluster at hand? sushy-kubevirt-emulator --simulate N '
@@ -148,8 +151,8 @@ EXTENSION_POINTS = (
            before=rendered.answer, after=(rendered.keep,)),
     _endpoint('root_resource', '/redfish/v1/', {'GET': privileges.NO_AUTH},
               'links the EventService when SUSHY_EMULATOR_KUBEVIRT_EVENTS_'
-              'NAMESPACE is set; Links.Sessions and the SessionService; no '
-              'UpdateService',
+              'NAMESPACE is set; Links.Sessions and the SessionService; '
+              'the UpdateService and the TaskService (Tasks)',
               after=(eventservice.root_link, root.service_root_body)),
     _endpoint('system_collection_resource', '/redfish/v1/Systems', LOGIN,
               'lists the namespaces that can be read; each one left out '
@@ -263,15 +266,19 @@ EXTENSION_POINTS = (
               after=services.certificate_service_body),
     _endpoint('UpdateService.update_service_resource',
               '/redfish/v1/UpdateService/', LOGIN,
-              '404: not offered (SimpleUpdate cannot update a VM)',
-              before=services.not_offered),
+              'our UpdateService: SimpleUpdate of a BIOS or a BMC, the '
+              'FirmwareInventory', before=updateservice.serve_service),
     _endpoint('UpdateService.update_service_simple_update',
               '/redfish/v1/UpdateService/Actions/UpdateService.SimpleUpdate',
-              ACTION, '404: not offered', before=services.not_offered),
+              ACTION, 'checked (ImageURI, Targets, TransferProtocol, '
+              'credentials); 202 with a Task kept on the VM and its '
+              'monitor', before=updateservice.simple_update),
     _endpoint('simple_task_service', '/redfish/v1/TaskService', LOGIN,
-              '404: no tasks are tracked', before=services.not_offered),
+              'our TaskService: the firmware updates',
+              before=tasks.serve_service),
     _endpoint('simple_task', '/redfish/v1/TaskService/Tasks/42', LOGIN,
-              '404: no tasks are tracked', before=services.not_offered),
+              'a Task of ours (sushy-tools\' canned one is not served)',
+              before=tasks.serve_canned_task),
 )
 
 

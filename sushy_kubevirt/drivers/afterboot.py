@@ -10,7 +10,8 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Finish what a boot consumed: a one-time boot, pending BIOS settings.
+"""Finish what a boot consumed: a one-time boot, pending BIOS settings
+or BIOS firmware.
 
 ``BootSourceOverrideEnabled: Once`` (see ``kubevirt.boot``) and a BIOS
 Settings PATCH or ResetBios (see ``kubevirt.bios``) are stored on the VM
@@ -29,6 +30,7 @@ from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import firmwareupdate
 from sushy_kubevirt.kubevirt import identity
 
 
@@ -72,4 +74,7 @@ def handlers(cluster, logger):
                   'restoring the boot order after a one-time boot'),
         AfterBoot(cluster, logger, bios.consumed, bios.apply_pending_ops,
                   'applying the pending BIOS settings at boot'),
+        AfterBoot(cluster, logger, firmwareupdate.consumed,
+                  firmwareupdate.apply_pending_ops,
+                  'applying the updated BIOS version at boot'),
     )

@@ -27,6 +27,7 @@ from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import guarded
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import firmwareupdate
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import power
@@ -47,11 +48,13 @@ def reset(cluster, state, vm, vmi_of):
     namespace, name = identity.key(vm)
     vm, calls = plan(cluster, state, vm, vmi_of(vm))
     check_power_on(cluster, vm, calls)
-    if any(power.starts(call) for call in calls) and bios.pending(
-            vm, vmi_of(vm)):
-        # Pending BIOS settings apply at this boot (1 PATCH).
-        preconditions.patch(cluster, namespace, name, bios.boot_ops,
-                            retries=preconditions.PATCH_ATTEMPTS)
+    if any(power.starts(call) for call in calls) and (bios.pending(
+            vm, vmi_of(vm)) or firmwareupdate.pending(vm, vmi_of(vm))):
+        # Pending BIOS settings and firmware apply at this boot (1 PATCH).
+        preconditions.patch(
+            cluster, namespace, name,
+            lambda vm: bios.boot_ops(vm) + firmwareupdate.boot_ops(vm),
+            retries=preconditions.PATCH_ATTEMPTS)
     # A subresource call takes no precondition: an If-Match is
     # consumed on the VM first (no API call without one).
     preconditions.claim(cluster, namespace, name,

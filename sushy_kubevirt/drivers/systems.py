@@ -32,6 +32,7 @@ from sushy_kubevirt.drivers import biossecrets
 from sushy_kubevirt.drivers import clusters
 from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import etagmemo
+from sushy_kubevirt.drivers import firmwareupdates
 from sushy_kubevirt.drivers import indicators
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.drivers import namespacechassis
@@ -46,6 +47,7 @@ from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
+from sushy_kubevirt.kubevirt import firmwareupdate
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import inventory
@@ -85,6 +87,7 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         self._lookup = None
         self._sessions = None
         self._accounts = None
+        self._updates = None
         self._etags = etagmemo.ETags(lambda: self.cluster, self._etag)
 
     @property
@@ -178,6 +181,13 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         if not self._settings.events.namespace:
             return None
         return service.shared(self.cluster, self._settings)
+
+    def firmware_updates(self):
+        """This process's firmware updates (:mod:`.firmwareupdates`)."""
+        if self._updates is None:
+            self._updates = firmwareupdates.Updates(
+                self, self._settings.vmedia, self._logger)
+        return self._updates
 
     def indicators_driver(self, fallback):
         """IndicatorLEDs kept on the VMs (``Application.indicators``).
@@ -388,7 +398,9 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
 
     @errormap.translate
     def get_versions(self, identity_):
-        return bios.versions(self._vm(identity_))
+        """BiosVersion and the Manager's FirmwareVersion (firmwareupdate)."""
+        vm = self._vm(identity_)
+        return firmwareupdate.versions(vm, self._vmi(vm))
 
     # inventory
 

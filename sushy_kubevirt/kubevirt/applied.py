@@ -16,14 +16,16 @@ virt-controller flags a template change with ``RestartRequired`` only
 once it has synced the VM; a reset that comes first must not miss it. The
 VM's template is compared with the VMI's spec on what a boot uses: the
 disks (CD-ROM or not) with their boot orders, the interfaces that have
-one, the volumes' sources and the firmware; BIOS settings are pending
-until a new VMI takes them. What KubeVirt defaults on the VMI (disk bus,
-``efi.secureBoot``, the pod network's interface) is left out.
+one, the volumes' sources and the firmware; BIOS settings and a BIOS
+firmware update are pending until a new VMI takes them. What KubeVirt
+defaults on the VMI (disk bus, ``efi.secureBoot``, the pod network's
+interface) is left out.
 """
 
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
+from sushy_kubevirt.kubevirt import firmwareupdate
 
 #: Keys naming a volume's source (DataVolume, PVC, container image).
 _SOURCE_KEYS = ('name', 'claimName', 'image')
@@ -59,10 +61,12 @@ def boot_facts(vm):
 def restart_pending(vm, vmi):
     """True when only a new VMI applies what ``vm`` asks for.
 
-    RestartRequired, pending BIOS settings, or a template whose boot
-    facts differ from the VMI's. False without a VMI spec to compare.
+    RestartRequired, pending BIOS settings or BIOS firmware, or a
+    template whose boot facts differ from the VMI's. False without a VMI
+    spec to compare.
     """
-    if firmware.restart_required(vm) or bios.pending(vm, vmi):
+    if firmware.restart_required(vm) or bios.pending(vm, vmi) or \
+            firmwareupdate.pending(vm, vmi):
         return True
     if not fields.get(vmi, 'spec', 'domain'):
         return False

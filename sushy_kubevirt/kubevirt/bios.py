@@ -53,10 +53,8 @@ from sushy_kubevirt.kubevirt import refusals
 
 BIOS_ANNOTATION = 'sushy-kubevirt.io/bios'
 PENDING_ANNOTATION = 'sushy-kubevirt.io/bios-pending'
-VERSIONS_ANNOTATION = 'sushy-kubevirt.io/versions'
 REGISTRY_ID = 'KubeVirtBiosAttributeRegistry.v1_0_0'
 REGISTRY_VERSION = '1.0.0'
-DEFAULT_VERSIONS = {'BiosVersion': '1.0.0'}
 #: Longest String/Password value, and longest value echoed in an error.
 MAX_LENGTH = 64
 _ECHO = 40
@@ -410,12 +408,3 @@ def boot_ops(vm):
     if pending is None:
         return []
     return _ops(vm, _with(stored, pending), None)
-
-
-def versions(vm):
-    """Firmware versions, e.g. ``{'BiosVersion': '1.0.0'}``.
-
-    Read from annotation :data:`VERSIONS_ANNOTATION` (JSON), else the
-    libvirt driver's default.
-    """
-    return dict(_json(vm, VERSIONS_ANNOTATION) or DEFAULT_VERSIONS)

@@ -18,6 +18,8 @@ holds none is null. sushy-tools puts every System and Manager in the first
 Chassis but only its first Manager lists that Chassis in
 ``ManagerForChassis``; here every Manager lists the Chassis of its
 System's namespace (see :mod:`.chassis` for the other direction).
+``FirmwareVersion`` is the BMC's version (sushy-tools says ``1.00``),
+which a SimpleUpdate of the Manager changes (:mod:`.updateservice`).
 Outside the full feature set a Manager is read-only.
 """
 
@@ -39,13 +41,20 @@ def manager_body(app, response):
     if not base.plugin_driver(app):
         return
     root = json.loads(app.render_template('root.json'))
+    identity = flask.request.view_args['identity']
+    versions = base.systems_driver(app, 'firmware_updates')
     chassis = None
     if app.feature_set == 'full' and \
             base.systems_driver(app, _NAMESPACES) is not None:
-        chassis = app.chassis.of_system(flask.request.view_args['identity'])
+        chassis = app.chassis.of_system(identity)
 
     def edit(body):
         changed = False
+        version = versions.get_versions(identity).get('FirmwareVersion') \
+            if versions is not None and 'FirmwareVersion' in body else None
+        if version is not None and body.get('FirmwareVersion') != version:
+            body['FirmwareVersion'] = version
+            changed = True
         if body.get('ServiceEntryPointUUID', '') is None:
             body['ServiceEntryPointUUID'] = root['UUID']
             changed = True

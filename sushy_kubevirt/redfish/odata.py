@@ -58,9 +58,11 @@ NAMESPACES = (
     'SecureBoot.v1_1_0', SERVICE_ROOT, 'Session.v1_4_0',
     'SessionCollection', 'SessionService.v1_1_8', 'Settings.v1_3_5',
     'SimpleStorage.v1_1_0', 'SimpleStorage.v1_2_0',
-    'SimpleStorageCollection', 'Storage.v1_9_0', 'StorageCollection',
-    'Thermal.v1_3_0', 'VirtualMedia.v1_4_0', 'VirtualMediaCollection',
-    'Volume.v1_5_0', 'VolumeCollection')
+    'SimpleStorageCollection', 'SoftwareInventory.v1_3_0',
+    'SoftwareInventoryCollection', 'Storage.v1_9_0', 'StorageCollection',
+    'Task.v1_4_3', 'TaskCollection', 'TaskService.v1_2_0',
+    'Thermal.v1_3_0', 'UpdateService.v1_11_0', 'VirtualMedia.v1_4_0',
+    'VirtualMediaCollection', 'Volume.v1_5_0', 'VolumeCollection')
 
 
 #: What RFC 3986 allows unencoded in a path segment besides unreserved

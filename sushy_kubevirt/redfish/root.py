@@ -12,29 +12,36 @@
 
 """The service root as the kubevirt driver serves it.
 
-sushy-tools' template lacks the mandatory ``Links`` and advertises an
-UpdateService whose SimpleUpdate cannot work on a KubeVirt VM (it answers
-500); the root here links the SessionService and its Sessions
-(``Links.Sessions``, what Redfish clients log in to) and no UpdateService,
-and advertises the query parameters it serves
-(``ProtocolFeaturesSupported``, :mod:`.query`).
+sushy-tools' template lacks the mandatory ``Links`` and the TaskService;
+the root here links the SessionService and its Sessions
+(``Links.Sessions``, what Redfish clients log in to), the UpdateService
+and the TaskService (``Tasks``, :mod:`.updateservice`, :mod:`.tasks`) in
+the full feature set (none otherwise), and advertises the query
+parameters it serves (``ProtocolFeaturesSupported``, :mod:`.query`).
 """
 
 from sushy_kubevirt.redfish import base
+from sushy_kubevirt.redfish import jsonbody
 from sushy_kubevirt.redfish import odata
 from sushy_kubevirt.redfish import query
+from sushy_kubevirt.redfish import updateservice
 
 SESSION_SERVICE = '/redfish/v1/SessionService'
 SESSIONS = SESSION_SERVICE + '/Sessions'
 ACCOUNT_SERVICE = '/redfish/v1/AccountService'
-#: Services sushy-tools links that the kubevirt driver does not offer.
-NOT_OFFERED = ('UpdateService', 'TaskService')
+UPDATE_SERVICE = '/redfish/v1/UpdateService'
+TASK_SERVICE = '/redfish/v1/TaskService'
 
 
-def _edit(body):
-    """Rewrite the stock service root ``body``; always True (changed)."""
-    for name in NOT_OFFERED:
-        body.pop(name, None)
+def _edit(body, updates):
+    """Rewrite the stock service root ``body``; always True (changed).
+
+    ``updates``: whether the UpdateService and TaskService are offered.
+    """
+    body.pop('UpdateService', None)
+    if updates:
+        body['UpdateService'] = {'@odata.id': UPDATE_SERVICE}
+        body['Tasks'] = {'@odata.id': TASK_SERVICE}
     body['SessionService'] = {'@odata.id': SESSION_SERVICE}
     body['AccountService'] = {'@odata.id': ACCOUNT_SERVICE}
     links = body.setdefault('Links', {})
@@ -45,5 +52,8 @@ def _edit(body):
     return True
 
 
-#: The service root of a plugin driver (the module docstring).
-service_root_body = base.editor(_edit)
+def service_root_body(app, response):
+    """The service root of a plugin driver (the module docstring)."""
+    if base.plugin_driver(app):
+        offered = updateservice.offered(app)
+        jsonbody.rewrite(response, lambda body: _edit(body, offered))

@@ -10,31 +10,16 @@
 # License for the specific language governing permissions and limitations
 # under the License.
 
-"""Services of sushy-tools the kubevirt driver does not advertise.
+"""The CertificateService as the kubevirt driver serves it.
 
-UpdateService (its SimpleUpdate "updates the BIOS version" of libvirt
-domains; for a KubeVirt VM it answers 500, and its FirmwareInventory and
-SoftwareInventory links answer 404) and the TaskService (a single canned
-Task 42 that tracks nothing) are not linked from the service root and
-answer 404 ResourceNotFound. The CertificateService drops the
-``@Redfish.ActionInfo`` of ReplaceCertificate, a URI sushy-tools does not
-serve.
+It drops the ``@Redfish.ActionInfo`` of ReplaceCertificate, a URI
+sushy-tools does not serve.
 """
-
-from sushy_tools import error
 
 from sushy_kubevirt.redfish import base
 
 ACTION = '#CertificateService.ReplaceCertificate'
 ACTION_INFO = '@Redfish.ActionInfo'
-
-
-def not_offered(app, **view_args):
-    """UpdateService and TaskService: 404 for plugin drivers."""
-    if not base.plugin_driver(app):
-        return
-    raise error.NotFound('This service is not offered by the kubevirt '
-                         'driver')
 
 
 def _edit_certificate_service(body):

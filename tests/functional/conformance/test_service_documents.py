@@ -129,6 +129,17 @@ def test_metadata_references_every_namespace_answered(emulator, client):
             'Destination': 'http://127.0.0.1:9/', 'Protocol': 'Redfish'},
         timeout=30)
     assert subscription.status_code == 201, subscription.text
+    system = client.get(client.base + '/redfish/v1/Systems',
+                        timeout=30).json()['Members'][0]['@odata.id']
+    update = client.post(
+        client.base + '/redfish/v1/UpdateService/Actions/'
+        'UpdateService.SimpleUpdate', json={
+            'ImageURI': 'http://127.0.0.1:9/bios-1.0.1.bin',
+            'Targets': [system]}, timeout=30)
+    assert update.status_code == 202, update.text   # a Task to crawl
+    harness.wait_until(lambda: client.get(
+        client.base + update.headers['Location'],
+        timeout=30).status_code == 200, what='task ended')
     seen, todo, types = set(), [ROOT, *UNLINKED], set()
     while todo:
         uri = todo.pop()

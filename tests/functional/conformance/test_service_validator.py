@@ -14,9 +14,9 @@
 
 For each feature set (full, vmedia, minimum) the validator walks every
 resource reachable from the service root, with one System On, one Off
-and one with media inserted, against CSDL from ``../shared/redfish-csdl``.
-Every FAIL is a test failure; doc/source/conformance.rst explains every
-WARN that remains.
+(its BIOS updated: a Task) and one with media inserted, against CSDL
+from ``../shared/redfish-csdl``. Every FAIL is a test failure;
+doc/source/conformance.rst explains every WARN that remains.
 """
 
 import pytest
@@ -30,6 +30,7 @@ from tests.functional.vmedia.conftest import images  # noqa: F401
 pytestmark = pytest.mark.validator
 
 FEATURE_SETS = ('full', 'vmedia', 'minimum')
+UPDATE_SERVICE = '/redfish/v1/UpdateService'
 #: Sub-resources of every System validated in the full feature set.
 SUBRESOURCES = ('', '/Processors', '/Memory', '/EthernetInterfaces',
                 '/SimpleStorage', '/SecureBoot', '/Bios', '/Bios/Settings',
@@ -83,7 +84,15 @@ def systems(sim, images, tmp_path_factory):  # noqa: F811
         harness.wait_until(
             lambda: requests.get(cd, timeout=30).json().get('Inserted'),
             what='media inserted')
-    return (on, off, media), subscription
+        update = _ok(requests.post(
+            url + UPDATE_SERVICE + '/Actions/UpdateService.SimpleUpdate',
+            json={'ImageURI': images.add('bios-1.2.3.bin'),
+                  'Targets': [off]}, timeout=30))
+        harness.wait_until(
+            lambda: requests.get(url + update.headers['Location'],
+                                 timeout=30).status_code == 200,
+            what='firmware update done')
+    return (on, off, media), (subscription, update.json()['@odata.id'])
 
 
 @pytest.mark.parametrize('feature_set', FEATURE_SETS)
@@ -95,7 +104,7 @@ def test_service_validator_has_no_fail(validator_ready, sim, systems,
         SUSHY_EMULATOR_FEATURE_SET=feature_set, **events.EVENTS)
     with harness.InProcess(config) as emulator:
         run = validators.service_validator(emulator.url, tmp_path / 'logs')
-    paths, subscription = systems
+    paths, (subscription, task) = systems
     print('%s: %d FAIL, %d WARN' % (feature_set, len(run.fails),
                                     len(run.warns)))
     print(validators.report(run.warns))
@@ -104,7 +113,10 @@ def test_service_validator_has_no_fail(validator_ready, sim, systems,
             assert path + sub in run.validated
     if feature_set == 'full':
         for uri in ('/redfish/v1/EventService', events.SUBSCRIPTIONS,
-                    subscription):
+                    subscription, UPDATE_SERVICE, UPDATE_SERVICE
+                    + '/FirmwareInventory', paths[1].replace(
+                        '/Systems/', '/UpdateService/FirmwareInventory/')
+                    + '-BIOS', '/redfish/v1/TaskService/Tasks', task):
             assert uri in run.validated
     assert not run.fails, validators.report(run.fails)
     # Every DMTF type was found in the CSDL (else nothing was checked).

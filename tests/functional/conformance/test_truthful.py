@@ -123,10 +123,10 @@ def test_every_4xx_names_a_base_registry_message(emulator, machine):
         ('GET', emulator.url + '/redfish/v1/Systems/no-such', None, 404,
          'ResourceNotFound'),
         ('GET', url + '/Memory/DIMM9', None, 404, 'ResourceNotFound'),
-        ('GET', emulator.url + '/redfish/v1/UpdateService', None, 404,
-         'ResourceNotFound'),
-        ('GET', emulator.url + '/redfish/v1/TaskService', None, 404,
-         'ResourceNotFound'),
+        ('GET', emulator.url + '/redfish/v1/TaskService/Tasks/42', None,
+         404, 'ResourceNotFound'),
+        ('POST', emulator.url + '/redfish/v1/UpdateService/Actions/'
+         'UpdateService.SimpleUpdate', {}, 400, 'ActionParameterMissing'),
         ('DELETE', url, None, 405, 'OperationNotAllowed'),
         ('PATCH', emulator.url + chassis, {'Foo': 1}, 400,
          'PropertyUnknown'),
@@ -148,7 +148,11 @@ def test_the_service_root_links_what_is_served(emulator):
     assert root.headers['OData-Version'] == '4.0'
     body = root.json()
     assert '@Redfish.Copyright' not in body
-    assert 'UpdateService' not in body and 'TaskService' not in body
+    assert body['UpdateService'] == {'@odata.id': '/redfish/v1/UpdateService'}
+    assert body['Tasks'] == {'@odata.id': '/redfish/v1/TaskService'}
+    for link in ('UpdateService', 'Tasks'):
+        assert requests.get(emulator.url + body[link]['@odata.id'],
+                            timeout=30).status_code == 200
     assert body['Links']['Sessions'] == {
         '@odata.id': '/redfish/v1/SessionService/Sessions'}
 

@@ -52,6 +52,8 @@ BODIES = {
         'Destination': 'http://127.0.0.1:9/refused', 'Protocol': 'Redfish'},
     ('POST', 'SubmitTestEvent'): {'MessageId': 'ResourceEvent.1.4.2.'
                                                'ResourceCreated'},
+    ('POST', 'UpdateService.SimpleUpdate'): {
+        'ImageURI': 'http://127.0.0.1:9/bios-9.9.9.bin'},
     ('POST', '/AccountService/Accounts'): {
         'UserName': 'intruder', 'Password': 'intruder-password',
         'RoleId': 'Administrator'},
@@ -124,6 +126,8 @@ def ids(clients, systems):
         'account_id': 'admin', 'role_id': 'ReadOnly',
         'entry_id': first(system + '/LogServices/Log/Entries'),
         'record_id': first(manager + '/LogServices/SecurityLog/Entries'),
+        'member': first('/redfish/v1/UpdateService/FirmwareInventory'),
+        'task_id': 'none',
     }
 
 
@@ -246,6 +250,26 @@ def test_collections_list_only_what_the_account_reaches(clients, systems):
     links = clients['op-b'].get(chassis[0]['@odata.id']).json()['Links']
     assert sorted(s['@odata.id'] for s in links['ComputerSystems']) == \
         foreign
+
+
+def test_updates_reach_only_the_own_namespace(clients, systems, sim):
+    own, foreign = systems[conftest.OWN], systems[conftest.FOREIGN]
+    inventory = '/redfish/v1/UpdateService/FirmwareInventory'
+    for user in ('op-a', 'ro-a'):
+        listed = members(clients[user], inventory)
+        assert {m.rpartition('/')[2].rpartition('-')[0] for m in listed} \
+            == {s.rpartition('/')[2] for s in own}
+        assert clients[user].get(
+            '%s/%s-BIOS' % (inventory, foreign[0].rpartition('/')[2])
+        ).status_code == 404
+    before = cluster_state(sim)
+    answer = clients['op-a'].request(
+        'POST', '/redfish/v1/UpdateService/Actions/'
+        'UpdateService.SimpleUpdate',
+        json={'ImageURI': 'http://127.0.0.1:9/bios-9.9.9.bin',
+              'Targets': [foreign[0]]})
+    assert answer.status_code == 400, answer.text
+    assert cluster_state(sim) == before
 
 
 def test_no_alias_leads_outside(clients, sim):

@@ -129,18 +129,9 @@ def test_secure_boot_attribute_needs_uefi():
 
 def test_corrupt_annotations_read_defaults():
     vm = fx.vm(annotations={bios.BIOS_ANNOTATION: '{oops',
-                            bios.PENDING_ANNOTATION: '[1]',
-                            bios.VERSIONS_ANNOTATION: '[1]'})
+                            bios.PENDING_ANNOTATION: '[1]'})
     assert bios.bios(vm, VMI_B)['L2Cache'] == '10x256 KB'
     assert not bios.pending(vm, VMI_B)
-    assert bios.versions(vm) == {'BiosVersion': '1.0.0'}
-
-
-def test_versions():
-    assert bios.versions(fx.vm()) == {'BiosVersion': '1.0.0'}
-    vm = fx.vm(annotations={bios.VERSIONS_ANNOTATION: json.dumps(
-        {'BiosVersion': '2.0'})})
-    assert bios.versions(vm) == {'BiosVersion': '2.0'}
 
 
 def test_passwords_read_null_and_stay_out_of_the_annotations():
