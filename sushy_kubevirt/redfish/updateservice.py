@@ -37,7 +37,7 @@ from sushy_tools import error
 
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
-from sushy_kubevirt.accounts import tenancy
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.kubevirt import firmwareupdate
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
@@ -219,7 +219,7 @@ def check_body(body):
 
 def _may_patch(vm):
     """403 unless a Kubernetes identity may patch ``vm``."""
-    account = tenancy.current()
+    account = context.current().account
     if not isinstance(account, kubeaccounts.KubeAccount):
         return
     for attributes in permissions.needs('POST', TARGET, None,
