@@ -273,10 +273,12 @@ def test_two_replicas_show_the_same_task(
                             timeout=10).json() == done
 
 
-def _calls(sim):
+def _calls(sim, effective=False):
+    """The calls made (``effective``: the writes answered 2xx)."""
     return collections.Counter(
         '%s %s' % (e['verb'], e['resource'])
-        for e in harness.api_calls(sim) if e['verb'] != 'list')
+        for e in harness.api_calls(sim) if e['verb'] != 'list' and (
+            not effective or e['verb'] != 'get' and e['status'] < 300))
 
 
 def test_api_calls(sim, emulator, machine, images, capsys):
@@ -286,8 +288,9 @@ def test_api_calls(sim, emulator, machine, images, capsys):
     assert answer.status_code == 202, answer.text
     monitor = answer.headers['Location']
     _finished(emulator.url, monitor)
-    update = _calls(sim)
-    assert update == {'patch virtualmachines': 3}, update
+    # A controller's write in between costs a retry (a live GET, a PATCH).
+    update, effective = _calls(sim), _calls(sim, effective=True)
+    assert effective == {'patch virtualmachines': 3}, update
     reads = (monitor, answer.json()['@odata.id'], TASKS, SERVICE,
              INVENTORY, '%s/%s-BIOS' % (INVENTORY, machine.uuid),
              '/redfish/v1/TaskService')
@@ -299,5 +302,6 @@ def test_api_calls(sim, emulator, machine, images, capsys):
                             timeout=10).status_code == 200, path
     assert _calls(sim) == {}
     with capsys.disabled():
-        print('\nAPI calls: SimpleUpdate %s; warm GETs of %d task and '
-              'inventory resources: 0' % (dict(update), len(reads)))
+        print('\nAPI calls: SimpleUpdate %s (effective %s); warm GETs of %d '
+              'task and inventory resources: 0' % (
+                  dict(update), dict(effective), len(reads)))
