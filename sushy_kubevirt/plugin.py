@@ -70,6 +70,7 @@ from sushy_kubevirt.redfish import managernetwork
 from sushy_kubevirt.redfish import managers
 from sushy_kubevirt.redfish import memory
 from sushy_kubevirt.redfish import metrics
+from sushy_kubevirt.redfish import networkadapters
 from sushy_kubevirt.redfish import odata
 from sushy_kubevirt.redfish import processors
 from sushy_kubevirt.redfish import query
@@ -92,8 +93,8 @@ _MODULES = {'main': main, 'api_utils': api_utils}
 #: The modules that declare routes of our blueprint (:data:`base.ROUTES`):
 #: imported so that the blueprint has them when it is registered.
 ROUTE_MODULES = (accountservice, bios, eventservice, health, logservices,
-                 managernetwork, memory, metrics, odata, sessions, sse,
-                 tasks, updateservice)
+                 managernetwork, memory, metrics, networkadapters, odata,
+                 sessions, sse, tasks, updateservice)
 
 #: Appended to a start-up error that finds no Kubernetes API server.
 _SIMULATE_HINT = ('\nNo cluster at hand? sushy-kubevirt-emulator --simulate N '
@@ -159,8 +160,8 @@ EXTENSION_POINTS = (
               'is named in @Message.ExtendedInfo',
               after=systems.collection_body),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>', LOGIN,
-              'the BootSourceOverrideEnabled of the driver, HealthRollup; '
-              'LogServices',
+              'the BootSourceOverrideEnabled of the driver, HealthRollup, '
+              'BootProgress; LogServices',
               after=(systems.system_body, logservices.system_link)),
     _endpoint('system_resource', '/redfish/v1/Systems/<identity>',
               {'PATCH': privileges.CONFIGURE_COMPONENTS}, 'validated, then '
@@ -246,8 +247,9 @@ EXTENSION_POINTS = (
               'class it lacks: a 500)', before=managers.check_patch),
     _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>', LOGIN,
               "a namespace: its Systems and their Managers (sushy-tools "
-              "gives all to the first Chassis); 404 outside the account's "
-              'namespaces', before=chassis.serve_chassis),
+              "gives all to the first Chassis), NetworkAdapters; 404 "
+              "outside the account's namespaces",
+              before=chassis.serve_chassis),
     _endpoint('chassis_resource', '/redfish/v1/Chassis/<identity>', LOGIN,
               'ManagedBy: every Manager in the Chassis; the Chassis type '
               'that has UUID', after=chassis.chassis_body),

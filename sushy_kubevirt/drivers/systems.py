@@ -44,6 +44,7 @@ from sushy_kubevirt import errormap
 from sushy_kubevirt.events import service
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
+from sushy_kubevirt.kubevirt import bootprogress
 from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import firmware
@@ -51,6 +52,7 @@ from sushy_kubevirt.kubevirt import firmwareupdate
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import inventory
+from sushy_kubevirt.kubevirt import netadapters
 from sushy_kubevirt.kubevirt import power
 from sushy_kubevirt.kubevirt import versions
 from sushy_kubevirt import messages
@@ -249,6 +251,11 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def set_power_state(self, identity_, state):
         resets.reset(self.cluster, state, self._vm(identity_), self._vmi)
 
+    @errormap.translate
+    def get_boot_progress(self, identity_):
+        """``BootProgress`` (:mod:`sushy_kubevirt.kubevirt.bootprogress`)."""
+        return bootprogress.boot_progress(self._vmi(self._vm(identity_)))
+
     # virtual media (sushy_kubevirt.drivers.vmedia does the work)
 
     @errormap.translate
@@ -425,6 +432,12 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def get_nics(self, identity_):
         vm = self._vm(identity_)
         return inventory.nics(vm, self._vmi(vm))
+
+    @errormap.translate
+    def get_network_adapter(self, identity_):
+        """The VM's :class:`~sushy_kubevirt.kubevirt.netadapters.Adapter`."""
+        vm = self._vm(identity_)
+        return netadapters.adapter(vm, self._vmi(vm))
 
     def _datavolumes(self, vm):
         """The cached DataVolumes of ``vm``'s volumes; None when unwatched.

@@ -126,7 +126,7 @@ def processors(vm):
              'threads': cores * threads} for n in range(sockets)]
 
 
-def _mac(value):
+def mac(value):
     """``value`` as a lower-case MAC with colons; None if it is none."""
     mac = value.strip().lower().replace('-', ':') \
         if isinstance(value, str) else ''
@@ -145,9 +145,10 @@ def nics(vm, vmi=None):
                 fields.get(vmi, 'status', 'interfaces', default=[])}
     result = []
     for iface in fields.interfaces(vm):
-        mac = _mac(iface.get('macAddress') or reported.get(iface.get('name')))
-        if mac:
-            result.append({'id': mac, 'mac': mac})
+        found = mac(iface.get('macAddress')
+                    or reported.get(iface.get('name')))
+        if found:
+            result.append({'id': found, 'mac': found})
     return result
 
 

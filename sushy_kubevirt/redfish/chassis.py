@@ -46,7 +46,7 @@ _CPU = '/Processors/CPU'
 _NAMESPACES = 'chassis_driver'
 
 
-def _namespace_chassis(app):
+def namespace_chassis(app):
     """``app.chassis`` when it is one Chassis per namespace, else None."""
     if app.feature_set != 'full' or \
             base.systems_driver(app, _NAMESPACES) is None:
@@ -56,22 +56,26 @@ def _namespace_chassis(app):
 
 def serve_chassis(app, identity):
     """GET of a namespace's Chassis: its Systems and their Managers."""
-    chassis = _namespace_chassis(app)
+    chassis = namespace_chassis(app)
     if chassis is None:
         return None
     uuid = chassis.uuid(identity)
     systems = chassis.systems(identity)
-    return base.json_response(json.loads(app.render_template(
+    body = json.loads(app.render_template(
         'chassis.json', identity=identity, name=chassis.name(identity),
         uuid=uuid, contained_by=None, contained_systems=systems,
         contained_managers=systems, contained_chassis=[],
         managers=systems, storage=[], drives=[],
-        indicator_led=app.indicators.get_indicator_state(uuid))))
+        indicator_led=app.indicators.get_indicator_state(uuid)))
+    # Its Systems' adapters (sushy_kubevirt.redfish.networkadapters).
+    body['NetworkAdapters'] = {
+        '@odata.id': body['@odata.id'] + '/NetworkAdapters'}
+    return base.json_response(body)
 
 
 def serve_thermal(app, identity):
     """GET of a namespace's Chassis Thermal: a sensor per System in it."""
-    chassis = _namespace_chassis(app)
+    chassis = namespace_chassis(app)
     if chassis is None:
         return None
     return base.json_response(json.loads(app.render_template(

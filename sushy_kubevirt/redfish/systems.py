@@ -16,8 +16,10 @@ sushy-tools serves these; for a plugin systems driver the handlers here
 check every body before anything changes, pass the PATCH's
 ``BootSourceOverrideEnabled`` (which the stock route ignores) to the
 driver, and edit the stock GET: the driver's override state, the
-AllowableValues it honours, ``HealthRollup``, the schema's BIOS URI and
-a null ``UUID`` for a VM whose firmware UUID holds none.
+AllowableValues it honours, ``BootProgress``
+(:mod:`sushy_kubevirt.kubevirt.bootprogress`), ``HealthRollup``, the
+schema's BIOS URI and a null ``UUID`` for a VM whose firmware UUID holds
+none.
 """
 
 import json
@@ -193,6 +195,7 @@ def system_body(app, response):
     ident = flask.request.view_args['identity']
     enabled = systems.get_boot_source_override_enabled(ident)
     targets = systems.get_boot_targets(ident)
+    progress = systems.get_boot_progress(ident)
 
     def edit(body):
         if lookup.canonical_uuid(body.get('UUID')) is None:
@@ -207,6 +210,7 @@ def system_body(app, response):
         if 'BootSourceOverrideTarget@Redfish.AllowableValues' in override:
             override['BootSourceOverrideTarget@Redfish.AllowableValues'] = \
                 list(targets)
+        body['BootProgress'] = progress
         reset = body.get('Actions', {}).get('#ComputerSystem.Reset')
         if reset:
             reset['ResetType@Redfish.AllowableValues'] = list(

@@ -48,6 +48,7 @@ def _driver(extended=True):
                      'get_http_boot_uri'):
             getattr(systems, name).side_effect = error.NotSupportedError()
         systems.get_boot_source_override_enabled.return_value = 'Once'
+        systems.get_boot_progress.return_value = {'LastState': 'None'}
         systems.metrics_text.return_value = 'x_total 1\n'
     return systems
 

@@ -223,5 +223,7 @@ def interfaces_status(vmi):
             'mac': iface.get('macAddress') or model.stable_mac(
                 meta['namespace'], meta['name'], name),
             'ipAddress': ip, 'ipAddresses': [ip], 'queueCount': 1,
-            'infoSource': 'domain, guest-agent'})
+            'infoSource': 'domain, guest-agent',
+            # virt-handler: the domain's link, up unless set down.
+            'linkState': 'down' if iface.get('state') == 'down' else 'up'})
     return result
