@@ -107,9 +107,10 @@ class Updates:
                     detail='An update of this system is running (task %s)'
                     % task_id(vm, firmwareupdate.task(vm)['n']))
             return firmwareupdate.new_task_ops(vm, component, url.url, now,
-                                               self.bound)
+                                               self.bound, vmi)
 
         namespace, name = identity.key(vm)
+        vmi = self._systems.cluster.get_vmi(namespace, name)
         try:
             patched = guarded.guarded_patch(self._systems.cluster, namespace,
                                             name, build)
@@ -136,10 +137,8 @@ class Updates:
                 reason = 'ImageURI %s is refused: %s' % (url.url, exc)
             except imagecheck.Unavailable as exc:
                 reason = 'ImageURI %s cannot be fetched: %s' % (url.url, exc)
-            vmi = self._systems.cluster.get_vmi(namespace, name)
             self._patch(namespace, name, lambda vm: firmwareupdate.outcome_ops(
-                vm, n, time.time(), vmi,
-                reason and imageurl.redact(reason)))
+                vm, n, time.time(), reason and imageurl.redact(reason)))
         except Exception:   # a thread's last resort: the bound ends it
             self._logger.exception('VM %s/%s: firmware task %d failed',
                                    namespace, name, n)

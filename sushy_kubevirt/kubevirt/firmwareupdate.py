@@ -20,20 +20,25 @@ task only. A task left New or Running for longer than its ``bound``
 seconds (the image check's own limit plus a margin) reads as an
 Exception ("interrupted"): the process that ran it stopped.
 
-The version an image brings is :func:`version_of` its URL: the first
-dotted number (two or more numbers joined by dots) of the URL's last path
-segment, e.g. ``bios-2.1.0.bin`` gives ``2.1.0``; without one, ``sha-``
-and the first 8 hex digits of the SHA-256 of the URL (without
-credentials).
+A System target means the component the image names
+(:func:`component_of`: the BMC when its file name holds ``bmc``, else
+the BIOS). The version an image brings is :func:`version_of` its URL:
+the first dotted number (two or more numbers joined by dots) of the
+URL's last path segment, e.g. ``bios-2.1.0.bin`` gives ``2.1.0``;
+without one, ``sha-`` and the first 8 hex digits of the SHA-256 of the
+URL (without credentials).
 
 Versions live in annotation :data:`VERSIONS_ANNOTATION`
 (``BiosVersion``, and the Manager's ``FirmwareVersion``). A BIOS update
-completed is pending, like pending BIOS settings: annotation
-:data:`PENDING_ANNOTATION` holds the new version and the uid of the VMI
-running then; it becomes the BiosVersion at the VM's next start (a
-Redfish start or restart folds it in, :func:`boot_ops`; a VMI of another
-uid shows it at once, and :func:`apply_pending_ops` folds it in). A BMC
-update is current once completed (the BMC restarts itself).
+applies at the first start after it was accepted, once it has completed,
+as pending BIOS settings do: the task records the uid of the VMI running
+when it was accepted (or ''); on completion annotation
+:data:`PENDING_ANNOTATION` holds the new version and that uid. A VMI of
+another uid shows it at once (a restart while the image was checked
+counts, as Ironic restarts a node once the task runs), and
+:func:`apply_pending_ops` folds it in; a Redfish start or restart folds
+it in first (:func:`boot_ops`). A BMC update is current once completed
+(the BMC restarts itself).
 """
 
 import hashlib
@@ -63,12 +68,25 @@ _MAX_VERSION = 32
 
 def version_of(url):
     """The version image ``url`` (without credentials) brings."""
-    segment = urlparse.unquote(
-        urlparse.urlsplit(url).path.rstrip('/').rpartition('/')[2])
-    found = _DOTTED.search(segment)
+    found = _DOTTED.search(_file_name(url))
     if found and len(found.group()) <= _MAX_VERSION:
         return found.group()
     return 'sha-' + hashlib.sha256(url.encode('utf-8')).hexdigest()[:8]
+
+
+def _file_name(url):
+    return urlparse.unquote(
+        urlparse.urlsplit(url).path.rstrip('/').rpartition('/')[2])
+
+
+def component_of(url):
+    """The component image ``url`` is for, when its target is a System.
+
+    A real firmware package says which device it updates; here its file
+    name does: :data:`BMC` when it holds ``bmc`` (any case), else
+    :data:`BIOS`.
+    """
+    return BMC if 'bmc' in _file_name(url).lower() else BIOS
 
 
 def _json(vm, key):
@@ -111,16 +129,18 @@ def busy(vm, now):
         FINISHED
 
 
-def new_task_ops(vm, component, image, now, bound):
+def new_task_ops(vm, component, image, now, bound, vmi=None):
     """Ops recording a New task of ``component`` for image URL ``image``.
 
-    The task number follows the previous one's.
+    ``vmi``: the VMI running now, or None. The task number follows the
+    previous one's.
     """
     previous = task(vm)
     record = {'n': previous['n'] + 1 if previous else 1,
               'component': component, 'image': image,
               'version': version_of(image), 'state': NEW, 'start': now,
-              'bound': bound, 'end': None, 'reason': None}
+              'bound': bound, 'end': None, 'reason': None,
+              'vmi': _uid(vmi)}
     return fields.annotation_ops(vm, TASK_ANNOTATION,
                                  json.dumps(record, sort_keys=True))
 
@@ -141,12 +161,12 @@ def running_ops(vm, n):
         dict(record, state=RUNNING), sort_keys=True))
 
 
-def outcome_ops(vm, n, now, vmi=None, reason=None):
+def outcome_ops(vm, n, now, reason=None):
     """Ops ending task ``n``: Completed, or Exception with ``reason``.
 
-    Completed records the version: pending until the next start for the
-    BIOS (``vmi``: the VMI running now, or None), current for the BMC.
-    [] when task ``n`` is no longer the VM's current one.
+    Completed records the version: pending until the first start since
+    the task was accepted for the BIOS, current for the BMC. [] when task
+    ``n`` is no longer the VM's current one.
     """
     record = _ours(vm, n)
     if record is None:
@@ -159,7 +179,8 @@ def outcome_ops(vm, n, now, vmi=None, reason=None):
     if record['component'] == BMC:
         return ops + _versions_ops(vm, dict(
             _stored(vm), FirmwareVersion=record['version']))
-    pending = {'vmi': _uid(vmi), 'BiosVersion': record['version']}
+    pending = {'vmi': str(record.get('vmi') or ''),
+               'BiosVersion': record['version']}
     return ops + fields.annotation_ops(vm, PENDING_ANNOTATION,
                                        json.dumps(pending, sort_keys=True))
 

@@ -15,8 +15,12 @@
 ``TransferProtocol`` (``HTTP`` or ``HTTPS``), ``Username`` and
 ``Password`` (together; never stored or shown) and ``Targets``: one of
 
-* ``/redfish/v1/Systems/{id}`` or ``/redfish/v1/Systems/{id}/Bios``: the
-  System's BIOS (what Ironic sends: its node's System);
+* ``/redfish/v1/Systems/{id}``: the System, which the image names, as a
+  real firmware package does (:func:`~sushy_kubevirt.kubevirt.
+  firmwareupdate.component_of`: its BMC when the image file name holds
+  ``bmc``, else its BIOS); Ironic sends its node's System, whatever the
+  component;
+* ``/redfish/v1/Systems/{id}/Bios``: the System's BIOS;
 * ``/redfish/v1/Managers/{id}``: its Manager (the BMC);
 * a FirmwareInventory member, ``{id}-BIOS`` or ``{id}-BMC``.
 
@@ -57,7 +61,9 @@ _PARAMETERS = ('ImageURI', 'TransferProtocol', 'Targets', 'Username',
 _METHOD = 'firmware_updates'
 _COMPONENTS = (firmwareupdate.BIOS, firmwareupdate.BMC)
 _TARGETS = (
-    (re.compile(r'/redfish/v1/Systems/([^/]+)(/Bios)?/?'),
+    (re.compile(r'/redfish/v1/Systems/([^/]+)/?'),
+     lambda m: (m.group(1), None)),
+    (re.compile(r'/redfish/v1/Systems/([^/]+)/Bios/?'),
      lambda m: (m.group(1), firmwareupdate.BIOS)),
     (re.compile(r'/redfish/v1/Managers/([^/]+)/?'),
      lambda m: (m.group(1), firmwareupdate.BMC)),
@@ -150,8 +156,8 @@ def _credentials(body, url):
     return (url.username, url.password) if url.username else None
 
 
-def _target(systems, body):
-    """``(vm, component)`` of the update's target."""
+def _target(systems, body, url):
+    """``(vm, component)`` of the update's target (image ``url``)."""
     targets = body.get('Targets')
     if targets is None:
         placed = systems.placed()
@@ -177,7 +183,8 @@ def _target(systems, body):
         if found:
             system, component = parts(found)
             try:
-                return _find(systems, system), component
+                return _find(systems, system), \
+                    component or firmwareupdate.component_of(url.url)
             except error.NotFound:
                 break
     raise _parameter_error(
@@ -249,7 +256,7 @@ def simple_update(app):
     body = base.json_body()
     url = check_body(body)
     credentials = _credentials(body, url)
-    vm, component = _target(systems, body)
+    vm, component = _target(systems, body, url)
     _may_patch(vm)
     vm, record = systems.firmware_updates().start(vm, component, url,
                                                   credentials)

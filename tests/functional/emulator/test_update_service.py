@@ -173,6 +173,27 @@ def test_a_task_goes_new_running_completed(emulator, machine, images):
                         timeout=10).json() == done
 
 
+def test_a_restart_while_the_task_runs_applies_the_bios(
+        emulator, machine, images):
+    """Ironic restarts the node as soon as a BIOS update task runs."""
+    _reset(emulator, machine, 'On', 'On')
+    _Images.gate.clear()
+    try:
+        answer = _update(emulator.url, {'ImageURI': images('bios-8.0.bin'),
+                                        'Targets': [machine.path]})
+        assert answer.status_code == 202, answer.text
+        harness.wait_until(lambda: requests.get(
+            emulator.url + answer.headers['Location'], timeout=10).json()[
+            'TaskState'] == 'Running', 20, what='Running')
+        _reset(emulator, machine, 'ForceOff', 'Off')
+        _reset(emulator, machine, 'On', 'On')
+    finally:
+        _Images.gate.set()
+    assert _finished(emulator.url, answer.headers['Location'])[
+        'TaskState'] == 'Completed'
+    assert _system(emulator, machine)['BiosVersion'] == '8.0'
+
+
 def test_an_image_that_is_not_found_is_an_exception(emulator, machine,
                                                     images):
     answer = _update(emulator.url, {
@@ -188,18 +209,27 @@ def test_an_image_that_is_not_found_is_an_exception(emulator, machine,
     assert _system(emulator, machine)['BiosVersion'] == '1.0.0'
 
 
-def test_the_manager_takes_its_version_at_once(emulator, machine, images):
+@pytest.mark.parametrize('target, image, version', [
+    ('/redfish/v1/Managers/%s', 'fw_v4.2.bin', '4.2'),
+    # What Ironic sends: its node's System; the image names the BMC.
+    ('/redfish/v1/Systems/%s', 'BMC-4.3.1.bin', '4.3.1'),
+])
+def test_the_manager_takes_its_version_at_once(emulator, machine, images,
+                                               target, image, version):
     manager = '/redfish/v1/Managers/' + machine.uuid
-    answer = _update(emulator.url, {'ImageURI': images('bmc_v4.2.bin'),
-                                    'Targets': [manager]})
+    answer = _update(emulator.url, {'ImageURI': images(image),
+                                    'Targets': [target % machine.uuid]})
     assert answer.status_code == 202, answer.text
-    assert _finished(emulator.url, answer.headers['Location'])[
-        'TaskState'] == 'Completed'
+    done = _finished(emulator.url, answer.headers['Location'])
+    assert done['TaskState'] == 'Completed'
+    assert [m['MessageId'] for m in done['Messages']] == [
+        'Update.1.0.UpdateSuccessful']
     assert requests.get(emulator.url + manager, timeout=10).json()[
-        'FirmwareVersion'] == '4.2'
+        'FirmwareVersion'] == version
     member = requests.get('%s%s/%s-BMC' % (emulator.url, INVENTORY,
                                            machine.uuid), timeout=10)
-    assert member.json()['Version'] == '4.2'
+    assert member.json()['Version'] == version
+    assert _system(emulator, machine)['BiosVersion'] == '1.0.0'
 
 
 @pytest.mark.parametrize('body, message_id', [

@@ -42,6 +42,15 @@ def test_the_digest_is_stable_and_short():
     assert fw.version_of('http://h/a.bin') != fw.version_of('http://h/b.bin')
 
 
+@pytest.mark.parametrize('url, component', [
+    ('http://h/fw/bios-2.1.0.bin', fw.BIOS),
+    ('http://h/fw/BMC_4.2.img', fw.BMC),
+    ('http://h/bmc/firmware-1.0.bin', fw.BIOS),
+])
+def test_component_of(url, component):
+    assert fw.component_of(url) == component
+
+
 def _run(vm, *builds):
     for build in builds:
         vm = jsonpatch.apply(vm, build(vm))
@@ -50,10 +59,10 @@ def _run(vm, *builds):
 
 def test_a_bios_update_applies_at_the_next_start():
     vm = _run(fx.vm(), lambda vm: fw.new_task_ops(
-        vm, fw.BIOS, 'http://h/bios-2.0.1.bin', 100.0, 35.0))
+        vm, fw.BIOS, 'http://h/bios-2.0.1.bin', 100.0, 35.0, VMI_A))
     assert fw.task(vm)['state'] == fw.NEW and fw.busy(vm, 101.0)
     vm = _run(vm, lambda vm: fw.running_ops(vm, 1),
-              lambda vm: fw.outcome_ops(vm, 1, 110.0, VMI_A))
+              lambda vm: fw.outcome_ops(vm, 1, 110.0))
     record = fw.task(vm)
     assert (record['state'], record['end']) == (fw.COMPLETED, 110.0)
     assert not fw.busy(vm, 111.0)
@@ -70,10 +79,24 @@ def test_a_bios_update_applies_at_the_next_start():
     assert fw.versions(started, VMI_A)['BiosVersion'] == '2.0.1'
 
 
+def test_a_restart_while_the_image_is_checked_applies_it():
+    """Ironic restarts a node as soon as its BIOS update task runs."""
+    vm = _run(fx.vm(), lambda vm: fw.new_task_ops(
+        vm, fw.BIOS, 'http://h/bios-2.0.2.bin', 100.0, 35.0, VMI_A),
+        lambda vm: fw.outcome_ops(vm, 1, 110.0))
+    assert fw.versions(vm, VMI_B)['BiosVersion'] == '2.0.2'
+    assert fw.versions(vm, VMI_A)['BiosVersion'] == '1.0.0'
+    off = _run(fx.vm(), lambda vm: fw.new_task_ops(
+        vm, fw.BIOS, 'http://h/bios-2.0.3.bin', 100.0, 35.0),
+        lambda vm: fw.outcome_ops(vm, 1, 110.0))
+    assert fw.versions(off)['BiosVersion'] == '1.0.0'
+    assert fw.versions(off, VMI_A)['BiosVersion'] == '2.0.3'
+
+
 def test_a_bmc_update_applies_at_once_and_numbers_follow():
     vm = _run(fx.vm(), lambda vm: fw.new_task_ops(
         vm, fw.BIOS, 'http://h/x.bin', 1.0, 35.0),
-        lambda vm: fw.outcome_ops(vm, 1, 2.0, reason='HEAD answered 404'),
+        lambda vm: fw.outcome_ops(vm, 1, 2.0, 'HEAD answered 404'),
         lambda vm: fw.new_task_ops(vm, fw.BMC, 'http://h/bmc-1.5.bin',
                                    3.0, 35.0))
     assert fw.task(vm)['n'] == 2
@@ -86,7 +109,7 @@ def test_a_bmc_update_applies_at_once_and_numbers_follow():
 def test_a_failed_update_changes_no_version():
     vm = _run(fx.vm(), lambda vm: fw.new_task_ops(
         vm, fw.BIOS, 'http://h/bios-3.0.bin', 1.0, 35.0),
-        lambda vm: fw.outcome_ops(vm, 1, 2.0, VMI_A, 'HEAD answered 404'))
+        lambda vm: fw.outcome_ops(vm, 1, 2.0, 'HEAD answered 404'))
     record = fw.task(vm)
     assert (record['state'], record['reason']) == (fw.EXCEPTION,
                                                    'HEAD answered 404')
