@@ -196,8 +196,16 @@ EXTENSION_POINTS = (
     _endpoint('VirtualMedia.virtual_media_insert',
               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
               '/Actions/VirtualMedia.InsertMedia', ACTION,
-              'a body that is not a JSON object is a 400',
-              before=virtualmedia.check_insert_body),
+              'the parameters are checked (TransferProtocolType against '
+              'the URL, VerifyCertificate a boolean, ...): a 400 names the '
+              'first problem', before=virtualmedia.check_insert_body),
+    _endpoint('VirtualMedia.virtual_media_add_certificate',
+              '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+              '/Certificates', {'POST': privileges.CONFIGURE_COMPONENTS},
+              'the body is checked: the strings CertificateString and '
+              'CertificateType PEM (sushy-tools answers 500 to a body that '
+              'is not a JSON object)',
+              before=virtualmedia.check_certificate_body),
     _endpoint('storage_collection', '/redfish/v1/Systems/<identity>/Storage',
               LOGIN, "served from the VM's disks (one Storage per bus)",
               before=storage.serve_collection),
@@ -311,9 +319,6 @@ UNCHANGED_ROUTES = (
     _unchanged('VirtualMedia.virtual_media_certificates',
                '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
                '/Certificates', LOGIN),
-    _unchanged('VirtualMedia.virtual_media_add_certificate',
-               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
-               '/Certificates', {'POST': privileges.CONFIGURE_COMPONENTS}),
     _unchanged('VirtualMedia.virtual_media_get_certificate',
                '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
                '/Certificates/<cert_id>', LOGIN),

@@ -18,11 +18,14 @@ driver's ``get_device_status()``: the import's Status and Oem. An empty
 slot's ``Image`` and ``ImageName`` are null (sushy-tools renders ``""``).
 """
 
+import json
+
 import flask
 
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import tray
+from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
 from sushy_kubevirt.redfish import oem
@@ -52,6 +55,29 @@ def check_patch(app, identity, device):
     if not base.vmedia_driver(app):
         return
     base.one_boolean(base.json_body(), 'VerifyCertificate')
+
+
+def check_certificate_body(app, identity, device):
+    """A certificate POST: ``CertificateString`` and ``CertificateType``.
+
+    For a plugin vmedia driver: a JSON object with exactly those two
+    strings, else a 400 (sushy-tools answers 500 to a body that is not an
+    object); the driver then checks the PEM.
+    """
+    if not base.vmedia_driver(app):
+        return
+    body = base.json_body()
+    names = ('CertificateString', 'CertificateType')
+    base.unknown(body, names)
+    for name in names:
+        if name not in body:
+            raise messages.RedfishError('PropertyMissing', name,
+                                        properties=['/' + name])
+        if not isinstance(body[name], str):
+            raise messages.RedfishError(
+                'PropertyValueTypeError', json.dumps(body[name]), name,
+                properties=['/' + name])
+    base.choice('CertificateType', body['CertificateType'], ('PEM',))
 
 
 def device_body(app, response):

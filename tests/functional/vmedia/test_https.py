@@ -21,6 +21,7 @@ Certificates.
 
 import pytest
 import requests
+from tests import backend
 from tests.functional.emulator import harness
 from tests.functional.vmedia import conftest
 
@@ -160,6 +161,46 @@ def test_ca_in_certificates(machine, secure_images, authority, sim):
     assert 'certConfigMap' not in _source(machine)
 
 
+def _calls(sim):
+    backend.log_complete(sim)
+    return sorted('%s %s' % (e['verb'], e['resource'])
+                  for e in harness.api_calls(sim)
+                  if e.get('resource') in ('configmaps', 'virtualmachines',
+                                           'datavolumes', 'secrets'))
+
+
+def test_api_calls(machine, secure_images, authority, sim):
+    """Reads from the watch cache; each change one write."""
+    pem = authority.ca_pem.decode()
+    collection = machine.url(_certificates(machine))
+    assert _post_ca(machine, pem).status_code == 204
+    harness.wait_until(lambda: requests.get(collection, timeout=30).json()[
+        'Members'], 10, 0.05, 'the certificate in the watch cache')
+
+    sim.request_log.clear()
+    assert requests.get(collection, timeout=30).status_code == 200
+    assert requests.get(collection + '/Default',
+                        timeout=30).status_code == 200
+    assert machine.media()['VerifyCertificate'] is True
+    assert _calls(sim) == []
+
+    sim.request_log.clear()
+    answer = machine.insert(secure_images.add('calls-%s.iso' % machine.name),
+                            VerifyCertificate=False)
+    assert answer.status_code == 204, answer.text
+    calls = _calls(sim)
+    print('API calls per InsertMedia with VerifyCertificate false: %s'
+          % calls)
+    assert calls.count('create datavolumes') == 1
+    # The VerifyCertificate recorded, then the CD-ROM attached.
+    assert 2 <= calls.count('patch virtualmachines') <= 4
+
+    sim.request_log.clear()
+    assert requests.delete(collection + '/Default',
+                           timeout=30).status_code == 204
+    assert _calls(sim) == ['delete configmaps']
+
+
 @pytest.mark.parametrize('body', [
     {'TransferProtocolType': 'HTTP'},
     {'TransferProtocolType': 'FTP'},
@@ -181,5 +222,25 @@ def test_bad_certificate_refused(machine, sim, text):
     answer = _post_ca(machine, text)
     assert answer.status_code == 400, answer.text
     assert 'PropertyValueFormatError' in answer.text
+    assert _configmap(sim, trust.ca_configmap_name(
+        machine.vm(), 'Cd')) is None
+
+
+@pytest.mark.parametrize('body, message_id', [
+    ('["x"]', 'MalformedJSON'),
+    ('{"CertificateType": "PEM"}', 'PropertyMissing'),
+    ('{"CertificateString": 7, "CertificateType": "PEM"}',
+     'PropertyValueTypeError'),
+    ('{"CertificateString": "x", "CertificateType": "DER"}',
+     'PropertyValueNotInList'),
+    ('{"CertificateString": "x", "CertificateType": "PEM", "Id": "a"}',
+     'PropertyUnknown'),
+])
+def test_certificate_body_is_checked(machine, sim, body, message_id):
+    answer = requests.post(machine.url(_certificates(machine)), data=body,
+                           headers={'Content-Type': 'application/json'},
+                           timeout=30)
+    assert answer.status_code == 400, answer.text
+    assert message_id in answer.text
     assert _configmap(sim, trust.ca_configmap_name(
         machine.vm(), 'Cd')) is None
