@@ -36,7 +36,7 @@ REAL = BACKEND in ('kube-apiserver', 'kubevirt')
 KUBEVIRT = BACKEND == 'kubevirt'
 #: Simulator arguments a real control plane has too.
 PORTABLE = {'vms', 'namespaces', 'time_scale', 'stage_delays',
-            'guest_agent', 'crd_schemas'}
+            'guest_agent', 'crd_schemas', 'pvc_roots'}
 #: Timing knobs of the simulator's API server that tests set to be quick;
 #: kube-apiserver keeps its own (a bookmark a minute, watches of 30-60 min).
 TIMINGS = {'bookmark_interval', 'min_request_timeout'}

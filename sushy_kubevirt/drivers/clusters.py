@@ -49,7 +49,8 @@ def shared(settings, datavolumes, logger):
             made = cluster.Cluster(
                 settings, datavolumes=datavolumes, indexers=lookup.INDEXERS,
                 events=logs.EVENTS,
-                configmaps=trust.CA_SELECTOR if datavolumes else None)
+                configmaps=trust.CA_SELECTOR if datavolumes else None,
+                claims=True)
             for handler in afterboot.handlers(made, logger):
                 made.add_vmi_handler(handler)
             collector = datavolumes and orphans.factory(

@@ -44,6 +44,7 @@ import collections
 from sushy_kubevirt.drivers import context
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import guarded
+from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import identity
 from sushy_kubevirt.kubevirt import versions
@@ -131,14 +132,30 @@ def claim(cluster, namespace, name, change=True, request=None):
 
 
 def live_etag(cluster, vm):
-    """(live VM, its ETag) from live reads (2 GETs + 1 per volume)."""
+    """(live VM, its ETag) from live reads (2 GETs + 1 per volume).
+
+    The volumes read are the DataVolumes (when watched) and the PVCs of
+    ``persistentVolumeClaim`` volumes (when watched).
+    """
     namespace, name = identity.key(vm)
     vm = cluster.get_vm_live(namespace, name)
     vmi = cluster.get_vmi_live(namespace, name)
-    dvs = []
+    found = []
     if cluster.datavolumes:
         for volume in fields.volumes(vm):
             if 'dataVolume' in volume:
-                dvs.append(cluster.get_datavolume_live(
+                found.append(cluster.get_datavolume_live(
                     namespace, fields.get(volume, 'dataVolume', 'name')))
-    return vm, versions.etag(vm, vmi, [dv for dv in dvs if dv])
+    found += _live_claims(cluster, namespace, vm)
+    return vm, versions.etag(vm, vmi, [obj for obj in found if obj])
+
+
+def _live_claims(cluster, namespace, vm):
+    """The PVCs of ``vm`` read live; [] when refused (as the cache's)."""
+    if not cluster.claims:
+        return []
+    try:
+        return [cluster.get_claim_live(namespace, claim)
+                for claim in disks.claim_names(vm)]
+    except (apierrors.Forbidden, apierrors.Unreadable):
+        return []

@@ -42,6 +42,7 @@ from sushy_kubevirt.drivers import snapshot
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt import errormap
 from sushy_kubevirt.events import service
+from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import bootprogress
@@ -454,8 +455,26 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
             self.cluster.get_datavolume, namespace, name)) for name in names)
         return [dv for dv in found if dv is not None]
 
+    def _claims(self, vm):
+        """The cached PVCs of ``vm``'s ``persistentVolumeClaim`` volumes.
+
+        Each read once a GET (memoized); [] while the PVCs cannot be read
+        (their disks' sizes are then unknown, as the start-up log says).
+        """
+        namespace = identity.key(vm)[0]
+        found = []
+        for name in disks.claim_names(vm):
+            try:
+                found.append(snapshot.memoized(
+                    ('pvc', namespace, name), functools.partial(
+                        self.cluster.get_claim, namespace, name)))
+            except apierrors.Unreadable:
+                return []
+        return [pvc for pvc in found if pvc is not None]
+
     def _disks(self, vm):
-        return disks.disks(vm, self._datavolumes(vm), self._vmi(vm))
+        return disks.disks(vm, self._datavolumes(vm), self._vmi(vm),
+                           self._claims(vm))
 
     @errormap.translate
     def get_disks(self, identity_):
@@ -481,7 +500,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     def _etag(self, ident):
         vm = self._vm(ident)
         return vm, versions.etag(vm, self._vmi(vm),
-                                 self._datavolumes(vm) or ())
+                                 (self._datavolumes(vm) or []) +
+                                 self._claims(vm))
 
     @errormap.translate
     def hold_etag(self, identity_, matches, request):

@@ -111,13 +111,15 @@ class _Running:
 
 
 class Cluster:
-    """Cached reads and live writes for VMs, VMIs and DataVolumes.
+    """Cached reads and live writes for VMs, VMIs, DataVolumes and PVCs.
 
     Construction makes no connection and starts no thread; the first call
     does (also in each forked child). Reads return plain dicts that callers
     must treat as read-only; a missing object reads as None, and so does
     one in a namespace that is not served.
 
+    :param claims: watch the PersistentVolumeClaims too
+        (:meth:`get_claim`).
     :param indexers: indexes of the cached VMs, ``{index: fn(vm) ->
         values}``, for :meth:`find_vms`.
     :param events: watch the core Events too: an :class:`EventsCache`
@@ -128,10 +130,11 @@ class Cluster:
     """
 
     def __init__(self, settings, datavolumes=False, indexers=None,
-                 timings=None, events=None, configmaps=None):
+                 timings=None, events=None, configmaps=None, claims=False):
         self.settings = settings
         self.datavolumes = datavolumes
         self.configmaps = configmaps
+        self.claims = claims
         self.events_cache = events
         self.indexers = dict(indexers or {})
         self.timings = timings
@@ -176,6 +179,8 @@ class Cluster:
             kinds.append(resources.DATAVOLUME)
         if self.configmaps:
             kinds.append(resources.CONFIGMAP)
+        if self.claims:
+            kinds.append(resources.PVC)
         if self.events_cache is not None:
             kinds.append(resources.EVENT)
         return kinds
@@ -460,6 +465,25 @@ class Cluster:
         except apierrors.ApiError as exc:
             raise config.ConfigError('%s: cannot list virtualmachines in '
                                      '%s: %s' % (key, where, exc)) from exc
+        if self.claims:
+            self._validate_claims(live, namespace, where)
+
+    def _validate_claims(self, live, namespace, where):
+        """Warn when the PVCs cannot be listed (their sizes go unknown)."""
+        try:
+            live.list(resources.PVC, namespace, limit=1)
+        except apierrors.Forbidden as exc:
+            LOG.warning('The API server refuses to %s: the disks of '
+                        'stopped VMs on PersistentVolumeClaims in %s are '
+                        'served with an unknown size (grant it to the '
+                        "emulator's service account)",
+                        exc.permission() or 'list persistentvolumeclaims',
+                        where)
+        except apierrors.Unavailable:
+            raise
+        except apierrors.ApiError as exc:
+            LOG.warning('Cannot list persistentvolumeclaims in %s: %s',
+                        where, exc)
 
     def add_vmi_handler(self, fn):
         """Call ``fn(event_type, vmi)`` on changes of served VMs' VMIs.
@@ -737,14 +761,20 @@ class Cluster:
             self.accounting.cache('list', resources.VM.plural)
         return found
 
-    def generation(self, namespace):
-        """What changes with the cached VMs, VMIs and DataVolumes.
+    def _rendered_with(self):
+        """The watched resources a System is rendered from, but the VMs."""
+        return [resources.VMI] + \
+            [resources.DATAVOLUME] * bool(self.datavolumes) + \
+            [resources.PVC] * bool(self.claims)
 
-        Every change of a cached VM, or of a cached VMI or DataVolume of
-        ``namespace``, changes it (no API call). None while the caches
-        cannot say: not started in this process, a VM cache unsynced, one
-        of these three refused, unsynced or overlaid by a write, the
-        namespace missing or not served.
+    def generation(self, namespace):
+        """What changes with the cached VMs, VMIs, DataVolumes and PVCs.
+
+        Every change of a cached VM, or of a cached VMI, DataVolume or
+        PVC of ``namespace``, changes it (no API call). None while the
+        caches cannot say: not started in this process, a VM cache
+        unsynced, one of the others refused, unsynced or overlaid by a
+        write, the namespace missing or not served.
         """
         running = self._running
         if running is None or self._pid != os.getpid() or \
@@ -756,8 +786,7 @@ class Cluster:
         except apierrors.Unreadable:
             return None
         found = [namespace, running.vms.generation()]
-        for resource in (resources.VMI, resources.DATAVOLUME)[
-                :1 + bool(self.datavolumes)]:
+        for resource in self._rendered_with():
             cache = running.informers[resource.plural, scope]
             if not cache.has_synced() or cache.refusal() is not None or \
                     cache.has_overlay():
@@ -783,6 +812,18 @@ class Cluster:
         if not self.configmaps:
             return None
         return self._get(resources.CONFIGMAP, namespace, name)
+
+    def get_claim(self, namespace, name):
+        """The cached PVC ``namespace/name`` (built with ``claims=True``).
+
+        None when absent or not served.
+
+        :raises apierrors.Unreadable: the PVCs cannot be read (no
+            ``list``/``watch persistentvolumeclaims``).
+        """
+        if not self.claims:
+            return None
+        return self._get(resources.PVC, namespace, name)
 
     # live calls
 
@@ -853,6 +894,15 @@ class Cluster:
             return None
         return self._note(resources.DATAVOLUME, namespace, dv) \
             if self.datavolumes else dv
+
+    def get_claim_live(self, namespace, name):
+        """GET the PVC from the API server; None when absent."""
+        try:
+            pvc = self._live('get', resources.PVC, namespace, name)
+        except apierrors.NotFound:
+            return None
+        return self._note(resources.PVC, namespace, pvc) \
+            if self.claims else pvc
 
     def patch_vm(self, namespace, name, ops):
         """Apply the JSON patch ``ops`` (a list); return the patched VM."""

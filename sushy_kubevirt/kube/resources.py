@@ -55,6 +55,7 @@ def object_key(obj):
 VM = Resource('kubevirt.io', 'v1', 'virtualmachines')
 VMI = Resource('kubevirt.io', 'v1', 'virtualmachineinstances')
 DATAVOLUME = Resource('cdi.kubevirt.io', 'v1beta1', 'datavolumes')
+PVC = Resource('', 'v1', 'persistentvolumeclaims')
 VM_ACTIONS = Resource('subresources.kubevirt.io', 'v1', 'virtualmachines')
 VMI_ACTIONS = Resource('subresources.kubevirt.io', 'v1',
                        'virtualmachineinstances')

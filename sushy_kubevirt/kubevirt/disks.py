@@ -12,12 +12,15 @@
 
 """Disks of a VM template: bus, kind and size, for Storage and SimpleStorage.
 
-Pure: VM, VMI and DataVolume dicts in, :class:`Disk` tuples out. A size
-comes, in this order, from the bound PVC the running VMI reports
+Pure: VM, VMI, DataVolume and PVC dicts in, :class:`Disk` tuples out. A
+size comes, in this order, from the bound PVC the running VMI reports
 (``status.volumeStatus``), a cached DataVolume or the VM's
-``dataVolumeTemplates`` request, or an ``emptyDisk``/``hostDisk``
-capacity. Anything else (a containerDisk, cloud-init, a PVC of a VM that
-is off) has no known size: ``capacity`` is None and ``source`` says why.
+``dataVolumeTemplates`` request, the cached PVC a
+``persistentVolumeClaim`` volume names (its ``status.capacity`` once
+bound, else its ``spec.resources.requests``), or an
+``emptyDisk``/``hostDisk`` capacity. Anything else (a containerDisk,
+cloud-init, a PVC not found) has no known size: ``capacity`` is None and
+``source`` says why.
 """
 
 import collections
@@ -76,13 +79,21 @@ def _size(volume, claims, bound):
         return None
 
 
-def disks(vm, datavolumes=None, vmi=None):
+def claim_names(vm):
+    """The claim names of ``vm``'s ``persistentVolumeClaim`` volumes."""
+    return [fields.get(v, 'persistentVolumeClaim', 'claimName')
+            for v in fields.volumes(vm)
+            if fields.get(v, 'persistentVolumeClaim', 'claimName')]
+
+
+def disks(vm, datavolumes=None, vmi=None, pvcs=()):
     """:class:`Disk` per template disk, in template order.
 
-    ``datavolumes``: cached DataVolume (or PVC) dicts of the VM's
-    namespace; ``vmi``: the running VMI or None.
+    ``datavolumes``: cached DataVolume dicts of the VM's namespace;
+    ``vmi``: the running VMI or None; ``pvcs``: the cached PVCs of its
+    ``persistentVolumeClaim`` volumes (:func:`claim_names`).
     """
-    claims = inventory.claims(vm, datavolumes)
+    claims = inventory.claims(vm, datavolumes, pvcs)
     bound = _pvc_sizes(vmi)
     volumes = {v.get('name'): v for v in fields.volumes(vm)}
     result = []

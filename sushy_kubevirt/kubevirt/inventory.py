@@ -164,8 +164,22 @@ def _claim_size(obj):
             or fields.get(spec, 'resources', 'requests', 'storage'))
 
 
-def claims(vm, datavolumes):
-    """``{claim name: size}`` from DataVolume/PVC dicts and templates."""
+def pvc_size(pvc):
+    """A PVC's size: ``status.capacity`` once bound, else its request.
+
+    A bound claim's capacity is what the volume holds (it may exceed the
+    request, and trails a resize until the volume has grown); an unbound
+    one has only its request.
+    """
+    return (fields.get(pvc, 'status', 'capacity', 'storage')
+            or fields.get(pvc, 'spec', 'resources', 'requests', 'storage'))
+
+
+def claims(vm, datavolumes, pvcs=()):
+    """``{claim name: size}`` from DataVolume/PVC dicts and templates.
+
+    ``pvcs``: PersistentVolumeClaim dicts (sized by :func:`pvc_size`).
+    """
     sizes = {}
     for template in fields.get(vm, 'spec', 'dataVolumeTemplates',
                                default=[]):
@@ -175,6 +189,10 @@ def claims(vm, datavolumes):
         size = _claim_size(obj)
         if size:
             sizes[fields.get(obj, 'metadata', 'name')] = size
+    for pvc in pvcs or ():
+        size = pvc_size(pvc)
+        if size:
+            sizes[fields.get(pvc, 'metadata', 'name')] = size
     return sizes
 
 

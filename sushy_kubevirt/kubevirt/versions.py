@@ -13,9 +13,10 @@
 """The ETag of a System: a digest of what it is rendered from.
 
 A System and its sub-resources are rendered from its VirtualMachine, its
-VirtualMachineInstance and the DataVolumes its volumes name; their uids
-and resourceVersions change with every change of any of them, and every
-worker and replica sees the same ones, so the ETag they give agrees.
+VirtualMachineInstance, the DataVolumes and the PersistentVolumeClaims its
+volumes name; their uids and resourceVersions change with every change of
+any of them (a claim's resize included), and every worker and replica
+sees the same ones, so the ETag they give agrees.
 """
 
 import hashlib
@@ -31,7 +32,10 @@ def _version(obj):
 
 
 def etag(vm, vmi, datavolumes=()):
-    """A strong ETag (quoted) of ``vm``, ``vmi`` and ``datavolumes``."""
+    """A strong ETag (quoted) of ``vm``, ``vmi`` and ``datavolumes``.
+
+    ``datavolumes``: the DataVolume and PVC dicts the System shows.
+    """
     parts = [_version(vm), _version(vmi)] + sorted(
         '%s=%s' % (fields.get(dv, 'metadata', 'name'), _version(dv))
         for dv in datavolumes)

@@ -85,7 +85,8 @@ class Simulator:
                  token=ADMIN_TOKEN, seed=None, start_rv=1_000_000,
                  too_large_wait=3.0, watchlist_enabled=True,
                  watch_backlog_limit=None, install=True, guest_agent=False,
-                 crd_schemas=None, field_validation=None, tls=True):
+                 crd_schemas=None, field_validation=None, tls=True,
+                 pvc_roots=False):
         self.host = host
         # The CA and serving certificate (None: plain HTTP).
         self.certificates = certificates.Certificates(host) if tls else None
@@ -93,6 +94,8 @@ class Simulator:
         self.guest_agent = guest_agent
         self.vms = vms
         self.namespaces = namespaces
+        #: Seed root disks as PVC volumes (no DataVolumes).
+        self.pvc_roots = pvc_roots
         self.time_scale = time_scale
         self.stage_delays = dict(stage_delays or {})
         self.bookmark_interval = bookmark_interval
@@ -193,7 +196,7 @@ class Simulator:
         self.components['kubevirt'] = virt.install(self)
         self.components['cdi'] = cdi.install(self, owner_gc=False)
         self._set_schemas()
-        objects.seed(self, self.vms, self.namespaces)
+        objects.seed(self, self.vms, self.namespaces, self.pvc_roots)
 
     def _set_schemas(self):
         """Validate the served custom resources that have a schema."""

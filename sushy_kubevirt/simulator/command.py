@@ -87,6 +87,10 @@ def serve_parser():
                         help='number of VirtualMachines to create')
     parser.add_argument('--namespaces', type=int, default=1,
                         help='spread the VMs over this many namespaces')
+    parser.add_argument('--pvc-roots', action='store_true',
+                        help="give each VM's root disk a "
+                        'persistentVolumeClaim volume (PVC <vm>-root, '
+                        '10Gi) instead of a DataVolume')
     parser.add_argument('--kubeconfig', required=True,
                         help='path of the kubeconfig to write')
     parser.add_argument('--host', default='127.0.0.1',
@@ -325,7 +329,7 @@ def _serve_real(parser, args):
         vms=args.vms, namespaces=args.namespaces,
         time_scale=args.time_scale, stage_delays=args.stage_delays,
         guest_agent=args.guest_agent, crd_schemas=args.crd_schemas,
-        port=args.port or None,
+        port=args.port or None, pvc_roots=args.pvc_roots,
         kubevirt=args.control_plane == 'kubevirt')
     stopping = _stopping()
     try:
@@ -365,4 +369,5 @@ def _simulator(args):
         bookmark_interval=args.bookmark_interval,
         min_request_timeout=args.min_request_timeout, token=args.token,
         guest_agent=args.guest_agent, crd_schemas=args.crd_schemas,
-        field_validation=args.field_validation, tls=not args.plain_http)
+        field_validation=args.field_validation, tls=not args.plain_http,
+        pvc_roots=args.pvc_roots)

@@ -25,8 +25,13 @@ from sushy_kubevirt.simulator.virt import vmstatus
 def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
             memory='2Gi', disk_size='10Gi', labels=None, efi=False,
             secure_boot=False, grace=180, mac=None, network='default',
-            data_volume=True, boot_order=True):
-    """Build one defaulted VirtualMachine body (a plain dict)."""
+            data_volume=True, boot_order=True, claim=False):
+    """Build one defaulted VirtualMachine body (a plain dict).
+
+    The root disk is a DataVolume ``<name>-root`` (a template); with
+    ``claim``, a ``persistentVolumeClaim`` volume of the PVC ``<name>-root``
+    (:func:`make_pvc`, made apart); with neither, a containerDisk.
+    """
     root = '%s-root' % name
     bootloader = ({'efi': {'secureBoot': secure_boot}} if efi
                   else {'bios': {}})
@@ -50,7 +55,10 @@ def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
     }
     if efi and secure_boot:
         domain['features'] = {'smm': {'enabled': True}}
-    if data_volume:
+    if claim:
+        volume = {'name': 'root', 'persistentVolumeClaim': {
+            'claimName': root}}
+    elif data_volume:
         volume = {'name': 'root', 'dataVolume': {'name': root}}
     else:
         volume = {'name': 'root',
@@ -76,7 +84,7 @@ def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
             },
         },
     }
-    if data_volume:
+    if data_volume and not claim:
         vm['spec']['dataVolumeTemplates'] = [{
             'metadata': {'name': root},
             'spec': {'source': {'blank': {}},
@@ -86,17 +94,28 @@ def make_vm(name, namespace='default', *, run_strategy='Halted', cores=2,
     return vm
 
 
+def make_pvc(name, namespace='default', size='10Gi'):
+    """A PersistentVolumeClaim body of ``size`` (ReadWriteOnce)."""
+    return {'apiVersion': 'v1', 'kind': 'PersistentVolumeClaim',
+            'metadata': {'name': name, 'namespace': namespace},
+            'spec': {'accessModes': ['ReadWriteOnce'],
+                     'volumeMode': 'Filesystem',
+                     'resources': {'requests': {'storage': size}}}}
+
+
 def namespace_names(namespaces):
     if namespaces <= 1:
         return ['default']
     return ['ns-%03d' % i for i in range(namespaces)]
 
 
-def seed(sim, vms, namespaces):
+def seed(sim, vms, namespaces, pvc_roots=False):
     """Create ``vms`` Halted VMs spread over ``namespaces`` namespaces.
 
-    Each VM comes with its imported root DataVolume and bound PVC, so the
-    cluster looks settled rather than freshly created. The first VM of
+    Each VM comes with its imported root DataVolume and bound PVC (with
+    ``pvc_roots``: a bound PVC alone, which its ``persistentVolumeClaim``
+    volume names), so the cluster looks settled rather than freshly
+    created. The first VM of
     each namespace is created through the store (no HTTP, no admission:
     bodies are already defaulted), and the controllers react to it as to
     any write. A store that can ``load`` (the simulator's) gets the others
@@ -116,13 +135,13 @@ def seed(sim, vms, namespaces):
     collecting = gc.isenabled()
     gc.disable()
     try:
-        _seed_vms(store, vms, names)
+        _seed_vms(store, vms, names, pvc_roots)
     finally:
         if collecting:
             gc.enable()
 
 
-def _seed_vms(store, vms, names):
+def _seed_vms(store, vms, names, pvc_roots=False):
     load = getattr(store, 'load', None)
     prototypes, batch = {}, []
     for i in range(vms):
@@ -133,7 +152,7 @@ def _seed_vms(store, vms, names):
                 load(batch)
                 batch = []
             continue
-        created = _create(store, ns, name)
+        created = _create(store, ns, name, pvc_roots)
         if load is not None:
             prototypes[ns] = _prototype(store, created, ns, name)
     if batch:
@@ -143,23 +162,35 @@ def _seed_vms(store, vms, names):
 LOAD_BATCH = 3000
 
 
-def _body(ns, name):
-    body = make_vm(name, ns, labels={'redfish-enabled': 'true'})
+def _body(ns, name, claim=False):
+    body = make_vm(name, ns, labels={'redfish-enabled': 'true'},
+                   claim=claim)
     vmstatus.stopped_status(body)
     return body
 
 
-def _create(store, ns, name):
+def _create_bound_pvc(store, ns, name):
+    pvc = make_pvc(name, ns)
+    pvc['spec']['volumeName'] = 'pvc-%s-%s' % (ns, name)
+    pvc['status'] = cdi.bound_status(pvc)
+    return store.create(store.resource('', 'persistentvolumeclaims'), pvc)
+
+
+def _create(store, ns, name, pvc_roots=False):
     """Create one VM with its volumes; return the (rt, obj) created."""
-    body = _body(ns, name)
+    body = _body(ns, name, pvc_roots)
     # Volumes first, so the VM controller finds them and creates none.
+    pvcs = [_create_bound_pvc(store, ns, '%s-root' % name)] \
+        if pvc_roots else []
     dvs = [cdi.create_settled(store, ns, template)
            for template in body['spec'].get('dataVolumeTemplates', ())]
     vm_rt = store.resource(virt.GROUP, 'virtualmachines')
     vm = store.create(vm_rt, body)
     for dv in dvs:
         cdi.adopt(store, dv, vm)
-    return [(cdi.DV_RT, dv) for dv in dvs] + [(vm_rt, vm)]
+    pvc_rt = store.resource('', 'persistentvolumeclaims')
+    return [(pvc_rt, pvc) for pvc in pvcs] + \
+        [(cdi.DV_RT, dv) for dv in dvs] + [(vm_rt, vm)]
 
 
 def _prototype(store, created, ns, name):

@@ -58,8 +58,9 @@ class RealCluster:
     def __init__(self, *, vms=0, namespaces=1, time_scale=1.0,
                  stage_delays=None, guest_agent=False, crd_schemas=None,
                  workdir=None, port=None, roles_in=('default',),
-                 apiserver_args=(), kubevirt=False):
+                 apiserver_args=(), kubevirt=False, pvc_roots=False):
         self.vms = vms
+        self.pvc_roots = pvc_roots
         self.namespaces = namespaces
         self.time_scale = time_scale
         self.stage_delays = stage_delays
@@ -165,9 +166,14 @@ class RealCluster:
                                           'kind': 'Namespace',
                                           'metadata': {'name': ns}})
         roots = []
+        pvc_rt = self.store.resource('', 'persistentvolumeclaims')
         for i in range(self.vms):
             ns, name = names[i % len(names)], 'vm-%05d' % i
-            vm = objects.make_vm(name, ns, labels={'redfish-enabled': 'true'})
+            if self.pvc_roots:
+                self.store.create(pvc_rt, objects.make_pvc('%s-root' % name,
+                                                           ns))
+            vm = objects.make_vm(name, ns, labels={'redfish-enabled': 'true'},
+                                 claim=self.pvc_roots)
             self.store.create(virt.VM_RT, vm)
             roots += [(ns, t['metadata']['name'])
                       for t in vm['spec'].get('dataVolumeTemplates', ())]

@@ -60,6 +60,8 @@ SUBRESOURCES = ['virtualmachines/start', 'virtualmachines/stop',
 CLUSTER_RULES = {
     ('kubevirt.io', 'virtualmachines'): ['get', 'list', 'watch', 'patch'],
     ('kubevirt.io', 'virtualmachineinstances'): ['get', 'list', 'watch'],
+    # The sizes of PVC disks: the claims' watch cache.
+    ('', 'persistentvolumeclaims'): ['list', 'watch'],
     **{('subresources.kubevirt.io', r): ['update'] for r in SUBRESOURCES},
     ('cdi.kubevirt.io', 'datavolumes'): ['get', 'list', 'watch', 'create',
                                          'delete'],

@@ -129,7 +129,7 @@ def test_changed_settings_stop_the_old_cluster(monkeypatch):
 
     class Recording:
         def __init__(self, settings, datavolumes=False, indexers=None,
-                     events=None, configmaps=None):
+                     events=None, configmaps=None, claims=False):
             self.settings, self.stopped = settings, False
             made.append(self)
 

@@ -35,6 +35,7 @@ from werkzeug import serving
 from sushy_kubevirt.accounts import accountsfile
 from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.drivers import clusters
+from sushy_kubevirt.kubevirt import disks
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import versions
@@ -118,7 +119,7 @@ def wait_caught_up(sim, url, name, namespace='default', timeout=20.0):
     """The GET of the System at ``url`` once it is the cluster's VM now.
 
     That is, the emulator renders it from the current VM, VMI and
-    DataVolumes. Its ETag is the digest of exactly those versions: a
+    DataVolumes and PVCs. Its ETag is the digest of exactly those versions: a
     cache behind the cluster gives another one. Controllers' writes that
     trail a Redfish answer (a VM's status after a start) land at once in
     the simulator but after a watch delivery on a real server.
@@ -133,11 +134,14 @@ def wait_caught_up(sim, url, name, namespace='default', timeout=20.0):
 def etag(sim, name, namespace='default'):
     """The ETag of the System of VM ``name`` as the cluster has it now."""
     dv_rt = sim.store.resource('cdi.kubevirt.io', 'datavolumes')
+    pvc_rt = sim.store.resource('', 'persistentvolumeclaims')
     machine = vm(sim, name, namespace)
     dvs = [sim.store.try_get(dv_rt, namespace, v['dataVolume']['name'])
            for v in fields.volumes(machine) if 'dataVolume' in v]
+    pvcs = [sim.store.try_get(pvc_rt, namespace, claim)
+            for claim in disks.claim_names(machine)]
     return versions.etag(machine, vmi(sim, name, namespace),
-                         [dv for dv in dvs if dv])
+                         [obj for obj in dvs + pvcs if obj])
 
 
 def api_calls(sim, **filters):
