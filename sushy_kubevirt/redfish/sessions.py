@@ -20,8 +20,15 @@ its ``Members`` logs in; its password check is guarded as a request's
 its client). A user sees and deletes only
 their own sessions: another user's is a 404, as one that does not
 exist, whatever the role.
+
+A PATCH of the SessionService (ConfigureManager, as the Redfish privilege
+registry says) sets its ``SessionTimeout`` (30..86400 s) for every
+worker and replica; no other property can be written. Its GET has an
+ETag (a digest of the body), which an ``If-Match`` may name.
 """
 
+import hashlib
+import json
 import time
 
 import flask
@@ -31,6 +38,7 @@ from sushy_kubevirt.accounts import attempts
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import securitylog
+from sushy_kubevirt.accounts import sessionstore
 from sushy_kubevirt import errormap
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import access
@@ -92,10 +100,69 @@ def resource(session, members_uri):
     }
 
 
-@base.route(root.SESSION_SERVICE, GET=privileges.LOGIN)
+def _etag(body):
+    return '"%s"' % hashlib.sha256(json.dumps(
+        body, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def _new_timeout(body):
+    """The SessionTimeout of a PATCH body, checked (400 otherwise)."""
+    body = {k: v for k, v in body.items() if not k.startswith('@')}
+    for name in sorted(set(body) - {'SessionTimeout'}):
+        known = name in service(0, root.SESSIONS)
+        raise messages.RedfishError(
+            'PropertyNotWritable' if known else 'PropertyUnknown', name,
+            properties=['/' + name], detail='Only SessionTimeout can be '
+            'changed here; nothing was changed')
+    if 'SessionTimeout' not in body:
+        raise messages.RedfishError(
+            'NoOperation', detail='The PATCH changes no property; nothing '
+            'was changed')
+    value = body['SessionTimeout']
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise messages.RedfishError(
+            'PropertyValueTypeError', json.dumps(value), 'SessionTimeout',
+            properties=['/SessionTimeout'],
+            detail='SessionTimeout must be a whole number of seconds')
+    if not sessionstore.MIN_TIMEOUT <= value <= sessionstore.MAX_TIMEOUT:
+        raise messages.RedfishError(
+            'PropertyValueOutOfRange', value, 'SessionTimeout',
+            properties=['/SessionTimeout'],
+            detail='SessionTimeout must be from %d to %d seconds'
+            % (sessionstore.MIN_TIMEOUT, sessionstore.MAX_TIMEOUT))
+    return value
+
+
+def _if_match(timeout):
+    """412 unless the request's If-Match (if any) names ``timeout``'s ETag."""
+    request = flask.request
+    if 'If-Match' not in request.headers or request.if_match.star_tag:
+        return
+    current = _etag(service(timeout, root.SESSIONS))
+    if not request.if_match.contains(current.strip('"')):
+        raise messages.RedfishError(
+            'PreconditionFailed', code=412, headers={'ETag': current},
+            detail='If-Match %s does not name the current ETag %s of the '
+            'SessionService; nothing was changed'
+            % (request.headers['If-Match'], current))
+
+
+@base.route(root.SESSION_SERVICE, GET=privileges.LOGIN,
+            PATCH=privileges.CONFIGURE_MANAGER)
+@errormap.translate
 def session_service():
-    return flask.jsonify(service(sessions_of(flask.current_app).timeout,
-                                 root.SESSIONS))
+    """GET: the SessionService; PATCH: set its SessionTimeout."""
+    store = sessions_of(flask.current_app)
+    timeout = store.timeout
+    if flask.request.method == 'PATCH':
+        timeout = _new_timeout(base.json_body())
+        store.set_timeout(timeout, check=_if_match)
+        flask.current_app.logger.info('SessionTimeout set to %d s by %r',
+                                      timeout, _requester())
+    body = service(timeout, root.SESSIONS)
+    response = flask.jsonify(body)
+    response.headers['ETag'] = _etag(body)
+    return response
 
 
 def _refused(store, guard, detail, user):
