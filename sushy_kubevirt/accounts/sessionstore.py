@@ -36,10 +36,8 @@ stale token costs one GET per process, once.
 long is refused and deleted. Its last use is written back (one patch
 guarded by the resourceVersion read) at most once per tenth of the
 timeout. The timeout is the configured one until one is set through
-Redfish (:meth:`Store.set_timeout`): that one is kept in the Secret
-:data:`SERVICE_NAME` (annotation :data:`TIMEOUT`), which every process
-reads from its own watch cache (label :data:`SERVICE_LABEL`), and applies
-to every session from then on, those already open included.
+Redfish (:mod:`.sessiontimeout`), which applies to every session from
+then on, those already open included.
 
 At most ``limit`` sessions exist at once (``SessionLimitExceeded`` past
 it); a login counts them with live paged lists that stop at the limit,
@@ -62,6 +60,7 @@ import time
 from sushy_kubevirt.accounts import clients
 from sushy_kubevirt.accounts import labelwatch
 from sushy_kubevirt.accounts import lockout
+from sushy_kubevirt.accounts import sessiontimeout
 from sushy_kubevirt.accounts import throttle
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
@@ -81,14 +80,6 @@ PREFIX = 'sushy-session-'
 DIGEST = 'token-sha256'
 KEY_NAME = 'sushy-session-key'
 KEY_DATA = 'hmac-key'
-#: The Secret keeping the SessionService's settings set through Redfish.
-SERVICE_NAME = 'sushy-session-service'
-SERVICE_LABEL = 'sushy-kubevirt.io/session-service'
-TIMEOUT = 'sushy-kubevirt.io/session-timeout'
-#: SessionService.SessionTimeout's range (its schema's), in seconds.
-MIN_TIMEOUT, MAX_TIMEOUT = 30, 86400
-#: Attempts of a SessionTimeout write that keeps conflicting.
-_WRITE_ATTEMPTS = 5
 #: Redfish's SessionTimeout range is 30..86400 s; a config may go lower.
 DEFAULT_TIMEOUT = 1800
 DEFAULT_LIMIT = 100
@@ -161,11 +152,6 @@ def owner(user):
                           ).hexdigest()[:40]
 
 
-def _annotation_path(key):
-    return '/metadata/annotations/' + key.replace('~', '~0').replace(
-        '/', '~1')
-
-
 def _time(value):
     if not isinstance(value, str) or not _TIME.match(value):
         raise ValueError(('not a time: %r' % (value,))[:60])
@@ -221,6 +207,8 @@ class Store:
         self.cluster = cluster
         self.policy = policy
         self.namespace = policy.namespace
+        self.timeouts = sessiontimeout.SessionTimeout(
+            cluster, policy.namespace, policy.timeout)
         self.lockout = lockout.Lockout(cluster, policy.namespace,
                                        policy.lockout_policy, clock=clock)
         self.throttle = throttle.Throttle(policy.throttle_policy)
@@ -230,77 +218,10 @@ class Store:
         self._gone = collections.OrderedDict()
         self._logged = collections.OrderedDict()
 
-    # the SessionTimeout
-
-    def _service_cache(self):
-        """This process's watch cache of the service Secret (synced)."""
-        return labelwatch.shared(self.cluster, self.namespace,
-                                 SERVICE_LABEL).synced()[1]
-
-    @staticmethod
-    def _stored_timeout(secret):
-        """The timeout the service Secret keeps, else None."""
-        value = ((secret or {}).get('metadata', {}).get('annotations')
-                 or {}).get(TIMEOUT)
-        if isinstance(value, str) and value.isdigit() and \
-                MIN_TIMEOUT <= int(value) <= MAX_TIMEOUT:
-            return int(value)
-        return None
-
     @property
     def timeout(self):
-        """The SessionTimeout in force: the one set, else the configured.
-
-        Read from the watch cache; the configured one while the service
-        Secret cannot be read.
-        """
-        try:
-            secret = self._service_cache().get(self.namespace, SERVICE_NAME)
-        except apierrors.Unavailable:
-            return self.policy.timeout
-        return self._stored_timeout(secret) or self.policy.timeout
-
-    def set_timeout(self, seconds, check=None):
-        """Keep SessionTimeout ``seconds`` for every process (and session).
-
-        ``check(timeout)`` is called with the timeout in force before
-        each attempt, to refuse the write (a stale If-Match). One create or
-        one patch guarded by the resourceVersion read; a conflict reads the
-        Secret live and tries again.
-
-        :raises apierrors.Conflict: it kept changing.
-        """
-        cache = self._service_cache()
-        secret = cache.get(self.namespace, SERVICE_NAME)
-        for _ in range(_WRITE_ATTEMPTS):
-            if check is not None:
-                check(self._stored_timeout(secret) or self.policy.timeout)
-            try:
-                made = self._write_timeout(secret, seconds)
-            except apierrors.Conflict:
-                secret = self.cluster.get_secret(self.namespace,
-                                                 SERVICE_NAME)
-                continue
-            cache.note_write(made)
-            return
-        raise apierrors.Conflict('the SessionService keeps changing')
-
-    def _write_timeout(self, secret, seconds):
-        if secret is None:
-            return self.cluster.create_secret(self.namespace, {
-                'apiVersion': 'v1', 'kind': 'Secret', 'type': 'Opaque',
-                'metadata': {'name': SERVICE_NAME,
-                             'labels': {SERVICE_LABEL: 'true'},
-                             'annotations': {TIMEOUT: str(seconds)}}})
-        meta = secret['metadata']
-        ops = [{'op': 'test', 'path': '/metadata/resourceVersion',
-                'value': meta.get('resourceVersion')}]
-        if not meta.get('annotations'):
-            ops.append({'op': 'add', 'path': '/metadata/annotations',
-                        'value': {}})
-        ops.append({'op': 'add', 'path': _annotation_path(TIMEOUT),
-                    'value': str(seconds)})
-        return self.cluster.patch_secret(self.namespace, SERVICE_NAME, ops)
+        """The SessionTimeout in force (:mod:`.sessiontimeout`)."""
+        return self.timeouts.current()
 
     # sessions
 
@@ -456,7 +377,8 @@ class Store:
             self.cluster.patch_secret(self.namespace, PREFIX + session.id, [
                 {'op': 'test', 'path': '/metadata/resourceVersion',
                  'value': version},
-                {'op': 'replace', 'path': _annotation_path(USED),
+                {'op': 'replace',
+                 'path': sessiontimeout.annotation_path(USED),
                  'value': str(now)}])
         except (apierrors.Conflict, apierrors.NotFound):
             pass   # another request refreshed it, or a logout won

@@ -38,7 +38,7 @@ from sushy_kubevirt.accounts import attempts
 from sushy_kubevirt.accounts import kubeaccounts
 from sushy_kubevirt.accounts import privileges
 from sushy_kubevirt.accounts import securitylog
-from sushy_kubevirt.accounts import sessionstore
+from sushy_kubevirt.accounts import sessiontimeout
 from sushy_kubevirt import errormap
 from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import access
@@ -124,12 +124,12 @@ def _new_timeout(body):
             'PropertyValueTypeError', json.dumps(value), 'SessionTimeout',
             properties=['/SessionTimeout'],
             detail='SessionTimeout must be a whole number of seconds')
-    if not sessionstore.MIN_TIMEOUT <= value <= sessionstore.MAX_TIMEOUT:
+    if not sessiontimeout.MIN_TIMEOUT <= value <= sessiontimeout.MAX_TIMEOUT:
         raise messages.RedfishError(
             'PropertyValueOutOfRange', value, 'SessionTimeout',
             properties=['/SessionTimeout'],
             detail='SessionTimeout must be from %d to %d seconds'
-            % (sessionstore.MIN_TIMEOUT, sessionstore.MAX_TIMEOUT))
+            % (sessiontimeout.MIN_TIMEOUT, sessiontimeout.MAX_TIMEOUT))
     return value
 
 
@@ -156,7 +156,7 @@ def session_service():
     timeout = store.timeout
     if flask.request.method == 'PATCH':
         timeout = _new_timeout(base.json_body())
-        store.set_timeout(timeout, check=_if_match)
+        store.timeouts.set(timeout, check=_if_match)
         flask.current_app.logger.info('SessionTimeout set to %d s by %r',
                                       timeout, _requester())
     body = service(timeout, root.SESSIONS)

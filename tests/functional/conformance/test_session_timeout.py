@@ -31,7 +31,7 @@ from tests import backend
 from tests.functional.conformance import conftest
 from tests.functional.emulator import harness
 
-from sushy_kubevirt.accounts import sessionstore
+from sushy_kubevirt.accounts import sessiontimeout
 
 ADMIN, OPERATOR, PASSWORD = 'admin', 'operator', 'S3cret-password'
 SERVICE = '/redfish/v1/SessionService'
@@ -192,5 +192,5 @@ def test_api_calls(sim, replica):
         headers={'Authorization': _basic()}, timeout=30)) == {
         'patch secrets': 1}
     secret = sim.store.get(sim.store.resource('', 'secrets'), 'default',
-                           sessionstore.SERVICE_NAME)
-    assert secret['metadata']['annotations'][sessionstore.TIMEOUT] == '1800'
+                           sessiontimeout.SERVICE_NAME)
+    assert secret['metadata']['annotations'][sessiontimeout.TIMEOUT] == '1800'

@@ -17,6 +17,7 @@ import copy
 import pytest
 
 from sushy_kubevirt.accounts import sessionstore
+from sushy_kubevirt.accounts import sessiontimeout
 from sushy_kubevirt import config
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt import messages
@@ -47,6 +48,9 @@ class FakeCluster:
     def get_secret(self, namespace, name):
         self.calls += 1
         return copy.deepcopy(self.secrets.get(name))
+
+    def version_of(self, name):
+        return self.secrets[name]['metadata']['resourceVersion']
 
     def list_secrets_page(self, namespace, selector, limit, token=None):
         self.calls += 1
@@ -103,6 +107,9 @@ class FakeCache:
         found = self.cluster.secrets if self.held is None else self.held
         return copy.deepcopy(found.get(name))
 
+    def note_write(self, obj):
+        pass   # the cluster's Secrets are what it reads
+
 
 @pytest.fixture
 def clock():
@@ -115,7 +122,7 @@ def store(clock):
     made = sessionstore.Store(FakeCluster(), sessionstore.Settings(
         'default', timeout=100, limit=3), clock=lambda: clock[0])
     made.watch = FakeCache(made.cluster)
-    made._cache = lambda: made.watch
+    made._cache = made.timeouts._cache = lambda: made.watch
     return made
 
 
@@ -297,3 +304,38 @@ def test_a_session_the_cache_finds_expired_is_read_live(store, clock):
     assert store.authenticate(token) is not None
     assert store.cluster.calls == before + 2   # the GET, a refresh
     assert sessionstore.PREFIX + session.id in store.cluster.secrets
+
+
+def test_a_timeout_set_holds_for_every_session(store, clock):
+    session, token = store.create('alice')
+    assert store.timeout == 100
+    calls = store.cluster.calls
+    store.timeouts.set(300)   # one create
+    assert (store.timeout, store.cluster.calls) == (300, calls + 1)
+    clock[0] += 200   # idle past the configured 100 s, within 300 s
+    assert store.authenticate(token).id == session.id
+    store.timeouts.set(60)   # one guarded patch
+    assert store.cluster.patches[-1][0]['op'] == 'test'
+    clock[0] += 61
+    assert store.authenticate(token) is None
+
+
+def test_a_timeout_write_rechecks_after_a_conflict(store):
+    store.timeouts.set(300)
+    store.watch.hold()
+    store.cluster.patch_secret('default', sessiontimeout.SERVICE_NAME, [
+        {'op': 'test', 'path': '/metadata/resourceVersion',
+         'value': store.cluster.version_of(sessiontimeout.SERVICE_NAME)},
+        {'op': 'add', 'path': sessiontimeout.annotation_path(
+            sessiontimeout.TIMEOUT), 'value': '400'}])
+    seen = []
+    store.timeouts.set(500, check=seen.append)
+    assert seen == [300, 400]   # the cache's, then the live read's
+    store.watch.catch_up()
+    assert store.timeout == 500
+
+    def refuse(current):
+        raise ValueError(current)
+    with pytest.raises(ValueError):
+        store.timeouts.set(600, check=refuse)
+    assert store.timeout == 500
