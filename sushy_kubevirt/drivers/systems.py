@@ -255,7 +255,8 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
     @errormap.translate
     def get_boot_progress(self, identity_):
         """``BootProgress`` (:mod:`sushy_kubevirt.kubevirt.bootprogress`)."""
-        return bootprogress.boot_progress(self._vmi(self._vm(identity_)))
+        vm = self._vm(identity_)
+        return bootprogress.boot_progress(vm, self._vmi(vm))
 
     # virtual media (sushy_kubevirt.drivers.vmedia does the work)
 

@@ -19,7 +19,10 @@ guest agent, the agent connects (virt-handler adds the VMI condition
 reboot). So ``LastState`` is:
 
 * ``None`` while no VMI runs (the VM is off, or its VMI is still being
-  scheduled or has ended);
+  scheduled or has ended) and while the running one is going away (the
+  System reads ``PoweringOff``: a stop or restart was accepted, the
+  guest shuts down): that boot cannot advance any more, and the next one
+  has not started;
 * ``OSBootStarted`` once a VMI runs: each VMI is one boot, so a new one
   (a new uid) starts there again whatever the last one reached;
 * ``OSRunning`` once its guest agent is connected. A guest without an
@@ -28,12 +31,14 @@ reboot). So ``LastState`` is:
 ``LastStateTime`` is the VMI's own time of that stage: the time its
 phase became ``Running`` (``status.phaseTransitionTimestamps``), the
 condition's ``lastProbeTime`` (virt-handler sets no
-``lastTransitionTime`` on it) or, when the VMI ended, the time it did.
+``lastTransitionTime`` on it) or, when the VMI ended or is being
+deleted, the time it did or was.
 Otherwise (no VMI, or one not yet running) the VMI holds no such time,
 and none is given.
 """
 
 from sushy_kubevirt.kubevirt import fields
+from sushy_kubevirt.kubevirt import power
 
 NONE = 'None'
 OS_BOOT_STARTED = 'OSBootStarted'
@@ -60,8 +65,8 @@ def _agent_time(vmi):
     return False, None
 
 
-def boot_progress(vmi):
-    """The ``BootProgress`` object of a System whose VMI is ``vmi``.
+def boot_progress(vm, vmi):
+    """The ``BootProgress`` object of the System of ``vm``.
 
     :param vmi: the VM's VirtualMachineInstance, or None.
     """
@@ -69,6 +74,9 @@ def boot_progress(vmi):
     if phase != _RUNNING:
         ended = phase in _ENDED
         return _progress(NONE, _phase_time(vmi, phase) if ended else None)
+    if power.power_state(vm, vmi) == power.POWERING_OFF:
+        return _progress(NONE, fields.get(
+            vmi, 'metadata', 'deletionTimestamp'))
     started = _phase_time(vmi, _RUNNING)
     connected, when = _agent_time(vmi)
     if connected:

@@ -31,6 +31,8 @@ def _vmi(phase, *conditions, uid='u1'):
                        'conditions': list(conditions)}}
 
 
+VM = {'metadata': {'name': 'vm'}, 'spec': {'runStrategy': 'Manual'},
+      'status': {}}
 AGENT = {'type': 'AgentConnected', 'status': 'True',
          'lastProbeTime': PROBE, 'lastTransitionTime': None}
 
@@ -48,17 +50,27 @@ AGENT = {'type': 'AgentConnected', 'status': 'True',
     (_vmi('Failed'), {'LastState': 'None', 'LastStateTime': END}),
 ])
 def test_boot_progress(vmi, expected):
-    assert bootprogress.boot_progress(vmi) == expected
+    assert bootprogress.boot_progress(VM, vmi) == expected
 
 
 def test_a_new_vmi_starts_over():
-    old = bootprogress.boot_progress(_vmi('Running', AGENT, uid='old'))
-    new = bootprogress.boot_progress(_vmi('Running', uid='new'))
+    old = bootprogress.boot_progress(VM, _vmi('Running', AGENT, uid='old'))
+    new = bootprogress.boot_progress(VM, _vmi('Running', uid='new'))
     assert (old['LastState'], new['LastState']) == ('OSRunning',
                                                     'OSBootStarted')
 
 
 def test_a_transition_time_wins_over_the_probe_time():
     cond = dict(AGENT, lastTransitionTime='2026-01-01T10:00:05Z')
-    assert bootprogress.boot_progress(_vmi('Running', cond))[
+    assert bootprogress.boot_progress(VM, _vmi('Running', cond))[
         'LastStateTime'] == '2026-01-01T10:00:05Z'
+
+
+def test_a_boot_going_away_is_over():
+    vmi = _vmi('Running', AGENT)
+    stopping = dict(VM, status={'stateChangeRequests': [
+        {'action': 'Stop', 'uid': 'u1'}, {'action': 'Start'}]})
+    assert bootprogress.boot_progress(stopping, vmi) == {'LastState': 'None'}
+    vmi['metadata']['deletionTimestamp'] = END
+    assert bootprogress.boot_progress(VM, vmi) == {
+        'LastState': 'None', 'LastStateTime': END}
