@@ -27,6 +27,7 @@ from tests.functional.vmedia import conftest
 
 from sushy_kubevirt.kubevirt import trust
 from sushy_kubevirt.simulator import certificates
+from sushy_kubevirt.simulator.virt import model
 
 
 @pytest.fixture(scope='module')
@@ -136,6 +137,9 @@ def test_ca_in_certificates(machine, secure_images, authority, sim):
     assert [m['@odata.id'] for m in members] == [location]
     shown = requests.get(machine.url(location), timeout=30).json()
     assert shown['CertificateString'] == pem
+    locations = requests.get(machine.url(
+        '/redfish/v1/CertificateService/CertificateLocations'), timeout=30)
+    assert locations.status_code == 200, locations.text
 
     # A ConfigMap owned by the VM, so deleting the VM deletes it.
     name = trust.ca_configmap_name(machine.vm(), 'Cd')
@@ -244,3 +248,12 @@ def test_certificate_body_is_checked(machine, sim, body, message_id):
     assert message_id in answer.text
     assert _configmap(sim, trust.ca_configmap_name(
         machine.vm(), 'Cd')) is None
+
+
+def test_the_ca_goes_with_its_vm(machine, authority, sim):
+    assert _post_ca(machine, authority.ca_pem.decode()).status_code == 204
+    name = trust.ca_configmap_name(machine.vm(), 'Cd')
+    assert _configmap(sim, name) is not None
+    sim.store.delete(model.VM_RT, 'default', machine.name)
+    harness.wait_until(lambda: _configmap(sim, name) is None, 30, 0.1,
+                       'the garbage collector deleting the ConfigMap')
