@@ -38,10 +38,10 @@ from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt import messages
 
 #: Image checks running at once in a process (more wait their turn).
-CHECKS = 4
-#: Seconds a task may stay unfinished beyond the check's own limit
+CHECKS = 16
+#: Seconds a task may stay New, or Running, beyond the check's own limit
 #: (waiting its turn in the pool, the patches).
-GRACE = 30.0
+GRACE = 60.0
 #: Seconds a finished task stays in the TaskService's listing.
 LISTED_FOR = 3600.0
 ACTION = 'UpdateService.SimpleUpdate'
@@ -88,7 +88,7 @@ class Updates:
 
         :param url: the checked :class:`imageurl.Url` (no userinfo).
         :param credentials: ``(username, password)`` for the check.
-        :returns: the task record, as the VM now holds it.
+        :returns: ``(vm, record)``: the VM patched, its task record.
         :raises messages.RedfishError: 400 when the policy denies the
             host, 409 while the VM's previous update runs.
         """
@@ -126,8 +126,8 @@ class Updates:
 
     def _run(self, namespace, name, n, url, credentials):
         try:
-            self._patch(namespace, name,
-                        lambda vm: firmwareupdate.running_ops(vm, n))
+            self._patch(namespace, name, lambda vm: firmwareupdate.running_ops(
+                vm, n, time.time()))
             s = self._settings
             reason = None
             try:

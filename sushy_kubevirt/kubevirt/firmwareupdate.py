@@ -16,9 +16,10 @@ annotation :data:`TASK_ANNOTATION` (JSON, :func:`new_task_ops`): the
 component, the image URL (never its credentials), the version it brings,
 its state (``New``, ``Running``, ``Completed``, ``Exception``), its start
 and end times and, for an Exception, the reason. A VM keeps its latest
-task only. A task left New or Running for longer than its ``bound``
-seconds (the image check's own limit plus a margin) reads as an
-Exception ("interrupted"): the process that ran it stopped.
+task only. A task left New, or Running, for longer than its ``bound``
+seconds (the image check's own limit plus a margin) since it was
+accepted, or began to run, reads as an Exception ("interrupted"): the
+process that ran it stopped.
 
 A System target means the component the image names
 (:func:`component_of`: the BMC when its file name holds ``bmc``, else
@@ -113,13 +114,14 @@ def task(vm):
 def shown(record, now):
     """``record`` as readers see it at ``now`` (epoch seconds).
 
-    Unfinished past its bound: an Exception, interrupted.
+    Unfinished ``bound`` seconds after it started (or, Running, after it
+    began to run): an Exception, interrupted.
     """
-    if record['state'] in FINISHED or \
-            now <= record.get('start', 0) + record.get('bound', 0):
+    until = (record.get('running') or record.get('start') or 0) + \
+        (record.get('bound') or 0)
+    if record['state'] in FINISHED or now <= until:
         return record
-    return dict(record, state=EXCEPTION, reason=INTERRUPTED,
-                end=record.get('start', 0) + record.get('bound', 0))
+    return dict(record, state=EXCEPTION, reason=INTERRUPTED, end=until)
 
 
 def busy(vm, now):
@@ -152,13 +154,13 @@ def _ours(vm, n):
     return record
 
 
-def running_ops(vm, n):
+def running_ops(vm, n, now):
     """Ops moving task ``n`` to Running ([] when it is not current)."""
     record = _ours(vm, n)
     if record is None or record['state'] != NEW:
         return []
     return fields.annotation_ops(vm, TASK_ANNOTATION, json.dumps(
-        dict(record, state=RUNNING), sort_keys=True))
+        dict(record, state=RUNNING, running=now), sort_keys=True))
 
 
 def outcome_ops(vm, n, now, reason=None):

@@ -24,11 +24,12 @@
 * ``/redfish/v1/Managers/{id}``: its Manager (the BMC);
 * a FirmwareInventory member, ``{id}-BIOS`` or ``{id}-BMC``.
 
-Without ``Targets`` the only System the account reaches is meant (a 400
-when it reaches several). Bad input is a 400 and records nothing; else
-the answer is a 202 with the Task (:mod:`.tasks`) and its monitor in
-``Location``. The FirmwareInventory lists a BIOS and a BMC member per
-System, their ``Version`` the System's ``BiosVersion`` and the Manager's
+Without ``Targets`` (or with an empty list) the only System the account
+reaches is meant (a 400 when it reaches several). Bad input is a 400
+and records nothing; else the answer is a 202 with the Task
+(:mod:`.tasks`) and its monitor in ``Location``. The FirmwareInventory
+lists a BIOS and a BMC member per System, their ``Version`` the
+System's ``BiosVersion`` and the Manager's
 ``FirmwareVersion`` (:mod:`sushy_kubevirt.kubevirt.firmwareupdate`).
 Like the BIOS, it is offered in the full feature set only (404 else).
 """
@@ -159,7 +160,7 @@ def _credentials(body, url):
 def _target(systems, body, url):
     """``(vm, component)`` of the update's target (image ``url``)."""
     targets = body.get('Targets')
-    if targets is None:
+    if targets is None or targets == []:
         placed = systems.placed()
         if len(placed) != 1:
             raise _parameter_error(
@@ -201,7 +202,7 @@ def _find(systems, ident):
 
 
 def check_body(body):
-    """The checked URL and the transfer protocol of a SimpleUpdate body."""
+    """The checked image URL of a SimpleUpdate body (else a 400)."""
     extra = sorted(set(body) - set(_PARAMETERS))
     if extra:
         raise _parameter_error('ActionParameterUnknown', extra[0], None,

@@ -61,7 +61,7 @@ def test_a_bios_update_applies_at_the_next_start():
     vm = _run(fx.vm(), lambda vm: fw.new_task_ops(
         vm, fw.BIOS, 'http://h/bios-2.0.1.bin', 100.0, 35.0, VMI_A))
     assert fw.task(vm)['state'] == fw.NEW and fw.busy(vm, 101.0)
-    vm = _run(vm, lambda vm: fw.running_ops(vm, 1),
+    vm = _run(vm, lambda vm: fw.running_ops(vm, 1, 101.0),
               lambda vm: fw.outcome_ops(vm, 1, 110.0))
     record = fw.task(vm)
     assert (record['state'], record['end']) == (fw.COMPLETED, 110.0)
@@ -124,7 +124,10 @@ def test_an_unfinished_task_past_its_bound_reads_interrupted():
     late = fw.shown(record, 136.0)
     assert (late['state'], late['reason'], late['end']) == (
         fw.EXCEPTION, fw.INTERRUPTED, 135.0)
-    assert not fw.busy(vm, 136.0)
+    assert not fw.busy(_run(vm, lambda vm: []), 136.0)
+    running = fw.task(_run(vm, lambda vm: fw.running_ops(vm, 1, 130.0)))
+    assert fw.shown(running, 165.0)['state'] == fw.RUNNING
+    assert fw.shown(running, 166.0)['state'] == fw.EXCEPTION
 
 
 def test_corrupt_annotations_read_defaults():
