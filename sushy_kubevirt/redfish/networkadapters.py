@@ -113,7 +113,7 @@ def port(chassis_id, system_id, port_):
             'SystemName': port_.network,
         }
     return {
-        '@odata.type': '#Port.v1_4_0.Port',
+        '@odata.type': '#Port.v1_8_0.Port',
         '@odata.id': _port_path(chassis_id, system_id, port_.id),
         'Id': port_.id,
         'Name': port_.name,

@@ -54,7 +54,7 @@ NAMESPACES = (
     'MemoryCollection', 'Message.v1_1_1', 'MessageRegistry.v1_1_1',
     'MessageRegistryFile.v1_1_0', 'MessageRegistryFile.v1_1_1',
     'MessageRegistryFileCollection', 'NetworkAdapter.v1_5_0',
-    'NetworkAdapterCollection', 'Port.v1_4_0', 'PortCollection',
+    'NetworkAdapterCollection', 'Port.v1_8_0', 'PortCollection',
     'Processor.v1_0_7',
     'ProcessorCollection', 'Resource', 'Role.v1_3_1', 'RoleCollection',
     'SecureBoot.v1_1_0', SERVICE_ROOT, 'Session.v1_4_0',

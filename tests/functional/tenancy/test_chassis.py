@@ -55,6 +55,9 @@ def test_each_namespace_is_a_chassis_of_its_systems(clients, systems):
                    for sensor in thermal for item in sensor['RelatedItem']}
         assert related == set(systems[namespace]) | {path}
         assert len(thermal) == len(systems[namespace]) + 1  # the intake
+        adapters = ok(admin, path + '/NetworkAdapters')['Members']
+        assert [a['@odata.id'].rpartition('/')[2] for a in adapters] == \
+            [s.rpartition('/')[2] for s in systems[namespace]]
         for system, manager in zip(systems[namespace], managers):
             assert ids(ok(admin, system)['Links']['Chassis']) == [path]
             assert ids(ok(admin, manager)['Links']['ManagerForChassis']) \
@@ -68,12 +71,20 @@ def test_the_namespace_name_is_an_alias(clients):
 
 
 @pytest.mark.parametrize('user', ['op-a', 'ro-a'])
-def test_a_foreign_chassis_does_not_exist(clients, user):
+def test_a_foreign_chassis_does_not_exist(clients, systems, user):
     client = clients[user]
     assert ids(ok(client, '/redfish/v1/Chassis')['Members']) == \
         [chassis_path(conftest.OWN)]
     foreign = chassis_path(conftest.FOREIGN)
+    other = systems[conftest.FOREIGN][0].rpartition('/')[2]
+    adapters = chassis_path(conftest.OWN) + '/NetworkAdapters'
+    assert [a['@odata.id'] for a in ok(client, adapters)['Members']] == [
+        adapters + s[len('/redfish/v1/Systems'):]
+        for s in systems[conftest.OWN]]
     for path in (foreign, foreign + '/Thermal',
+                 foreign + '/NetworkAdapters',
+                 foreign + '/NetworkAdapters/' + other,
+                 adapters + '/' + other, adapters + '/' + other + '/Ports',
                  '/redfish/v1/Chassis/' + conftest.FOREIGN,
                  '/redfish/v1/Chassis/nope'):
         answer = client.get(path)
