@@ -119,8 +119,11 @@ def _connect(addresses, port, deadline):
     raise Unavailable('no address accepted a connection')
 
 
-def head(url, addresses, deadline, authorization=None):
+def head(url, addresses, deadline, authorization=None, context=None):
     """``(status, Location, Content-Length)`` of a HEAD of ``url``.
+
+    ``context``: the ``ssl.SSLContext`` of an https server (default: the
+    system's CAs, verified).
 
     :raises Unavailable: no answer by ``deadline``, or not HTTP.
     """
@@ -132,7 +135,7 @@ def head(url, addresses, deadline, authorization=None):
     try:
         if url.scheme == 'https':
             holder[0].settimeout(_left(deadline))
-            holder[0] = ssl.create_default_context().wrap_socket(
+            holder[0] = (context or ssl.create_default_context()).wrap_socket(
                 holder[0], server_hostname=url.host)
         conn = http.client.HTTPConnection(url.host, url.port,
                                           timeout=_left(deadline))
@@ -163,7 +166,8 @@ def _origin(url):
     return url.scheme, url.host, url.port
 
 
-def check(url, policy, timeout, redirects, fetch=True, credentials=None):
+def check(url, policy, timeout, redirects, fetch=True, credentials=None,
+          context=None):
     """Check image ``url`` (an :class:`imageurl.Url`); its size or None.
 
     Resolves every host of the redirect chain and applies ``policy``;
@@ -171,6 +175,8 @@ def check(url, policy, timeout, redirects, fetch=True, credentials=None):
     ``redirects`` redirects. All of it within ``timeout`` seconds.
 
     :param credentials: ``(username, password)`` for the image's origin.
+    :param context: the ``ssl.SSLContext`` for https hops (as the import
+        will trust them).
     :raises Refused: a host is denied, does not resolve, or the chain is
         longer than ``redirects``.
     :raises Unavailable: the size could not be asked (any other reason).
@@ -191,7 +197,7 @@ def check(url, policy, timeout, redirects, fetch=True, credentials=None):
         authorization = _basic(*credentials) if credentials and \
             _origin(url) == _origin(first) else None
         status, location, length = head(url, addresses, deadline,
-                                        authorization)
+                                        authorization, context)
         if status in REDIRECTS and location:
             try:
                 url = imageurl.parse(urlparse.urljoin(url.url, location))

@@ -218,8 +218,10 @@ class KubeVirtVmediaDriver(vmediatrust.Trust, vmedia.BaseDriver):
                     client.api_host(self._cluster.settings), s.url_timeout))
         return self._policy
 
-    def _image_size(self, request):
+    def _image_size(self, request, context=None):
         """Apply the host policy; the image size, or None when unknown.
+
+        ``context``: the TLS context of an https check.
 
         The check runs in :attr:`_checks`; the request waits for it at
         most ``url_wait`` seconds. Past that only the policy on the host
@@ -231,7 +233,8 @@ class KubeVirtVmediaDriver(vmediatrust.Trust, vmedia.BaseDriver):
         url = request.url
         check = self._checks.submit(
             imagecheck.check, url, self._host_policy(), s.url_timeout,
-            s.max_redirects, fetch=s.check_url, credentials=credentials)
+            s.max_redirects, fetch=s.check_url, credentials=credentials,
+            context=context)
         try:
             return check.result(timeout=min(s.url_wait, s.url_timeout))
         except concurrent.futures.TimeoutError:
@@ -289,11 +292,12 @@ class KubeVirtVmediaDriver(vmediatrust.Trust, vmedia.BaseDriver):
         except imageurl.Invalid as exc:
             raise refused(exc) from None
         vm = find_vm(self._systems, identity_)
-        size = self._image_size(request)
-        namespace, name = identity.key(vm)
         verify = trust.verify_certificate(vm, device, self._verify) \
             if request.verify is None else request.verify
         tls = self._tls(vm, device, request.url, verify)
+        size = self._image_size(request, self._check_context(vm, device,
+                                                             tls))
+        namespace, name = identity.key(vm)
         dv_name = media.tray_datavolume_name(vm, device)
         current = self._cluster.get_datavolume(namespace, dv_name)
         if current is not None and not media.is_tray(current, vm, device):

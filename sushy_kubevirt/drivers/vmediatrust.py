@@ -21,6 +21,8 @@ follow: https without verification is CDI's ``insecureSkipVerify``, a
 CA its ``certConfigMap``.
 """
 
+import ssl
+
 from sushy_tools.emulator.resources import vmedia
 from sushy_tools import error
 
@@ -122,6 +124,20 @@ class Trust:
                 preconditions={'uid': media.uid(found)})
         except apierrors.NotFound:
             pass
+
+    def _check_context(self, vm, device, tls):
+        """The image check's TLS context: it trusts as the import will."""
+        if not tls[1] and not tls[0]:
+            return None
+        context = ssl.create_default_context()
+        if tls[1]:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+            return context
+        pem = self._ca(vm, device)[1]
+        if pem:
+            context.load_verify_locations(cadata=pem)
+        return context
 
     def _tls(self, vm, device, url, verify):
         """``(certConfigMap, insecureSkipVerify)`` of an import of ``url``.

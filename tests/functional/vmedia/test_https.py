@@ -31,6 +31,17 @@ from sushy_kubevirt.simulator.virt import model
 
 
 @pytest.fixture(scope='module')
+def emulator_settings():
+    """The image check may take its time: its size is asserted."""
+    return {'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_WAIT': 2}
+
+
+def _requested(machine):
+    return machine.dv()['spec']['storage']['resources']['requests'][
+        'storage']
+
+
+@pytest.fixture(scope='module')
 def authority():
     return certificates.Certificates('127.0.0.1')
 
@@ -79,6 +90,7 @@ def test_verifying_without_the_ca_fails(machine, secure_images):
     answer = machine.insert(image, TransferProtocolType='HTTPS')
     assert answer.status_code == 204, answer.text
     state = _failing(machine)
+    assert _requested(machine) == '10Gi'   # the check could not verify
     assert state['Image'] == image
     assert state['Inserted'] is False
     assert state['Status']['Health'] in ('Warning', 'Critical')
@@ -99,6 +111,8 @@ def test_verify_certificate_false_imports(machine, secure_images, sim):
     assert machine.insert(image).status_code == 204
     machine.wait_media(Inserted=True, timeout=40)
     assert _source(machine)['insecureSkipVerify'] is True
+    # The image check trusted as the import did: the size was known.
+    assert _requested(machine) == '1Mi'
 
     # Back on: the next import verifies again (and fails).
     answer = requests.patch(machine.url(machine.cd),
@@ -151,6 +165,7 @@ def test_ca_in_certificates(machine, secure_images, authority, sim):
     assert machine.insert(image).status_code == 204
     machine.wait_media(Inserted=True, timeout=40)
     assert _source(machine)['certConfigMap'] == name
+    assert _requested(machine) == '1Mi'
 
     # Deleted: the next import no longer trusts it.
     answer = requests.delete(machine.url(location), timeout=30)
