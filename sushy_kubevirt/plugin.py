@@ -206,6 +206,11 @@ EXTENSION_POINTS = (
               'CertificateType PEM (sushy-tools answers 500 to a body that '
               'is not a JSON object)',
               before=virtualmedia.check_certificate_body),
+    _endpoint('VirtualMedia.virtual_media_eject',
+              '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
+              '/Actions/VirtualMedia.EjectMedia', ACTION,
+              'a body that is not JSON is a 400',
+              before=virtualmedia.check_eject_body),
     _endpoint('storage_collection', '/redfish/v1/Systems/<identity>/Storage',
               LOGIN, "served from the VM's disks (one Storage per bus)",
               before=storage.serve_collection),
@@ -313,9 +318,6 @@ UNCHANGED_ROUTES = (
                '/SimpleStorage/<simple_storage_id>', LOGIN),
     _unchanged('VirtualMedia.virtual_media_collection_resource',
                '/redfish/v1/Systems/<identity>/VirtualMedia', LOGIN),
-    _unchanged('VirtualMedia.virtual_media_eject',
-               '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
-               '/Actions/VirtualMedia.EjectMedia', ACTION),
     _unchanged('VirtualMedia.virtual_media_certificates',
                '/redfish/v1/Systems/<identity>/VirtualMedia/<device>'
                '/Certificates', LOGIN),

@@ -45,12 +45,12 @@ answers 409 without that marker and never starts the VM
 import concurrent.futures
 import functools
 
-import flask
 from sushy_tools.emulator.resources import base
 from sushy_tools.emulator.resources import vmedia
 from sushy_tools import error
 
 from sushy_kubevirt import config
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import preconditions
 from sushy_kubevirt.drivers import traywrites
 from sushy_kubevirt.drivers import vmediatrust
@@ -68,9 +68,6 @@ from sushy_kubevirt.kubevirt import tray
 from sushy_kubevirt.kubevirt import trust
 from sushy_kubevirt import messages
 
-#: sushy-tools' endpoints of the two actions.
-ENDPOINTS = {tray.INSERT: 'VirtualMedia.virtual_media_insert',
-             tray.EJECT: 'VirtualMedia.virtual_media_eject'}
 HTTP_BOOT_URI = 'Boot/HttpBootUri'
 #: Image checks running at once in a process (more wait their turn).
 CHECKS = 4
@@ -135,21 +132,15 @@ def set_boot_image(systems, ident, device, boot_image=None,
 
 
 def _action_body(action):
-    """``(True, body)`` when serving ``action``'s route, else (False, None).
+    """``(True, body)`` when serving ``action``, else (False, None).
 
-    ``body`` is the parsed JSON (None when there is none).
-
-    :raises messages.RedfishError: MalformedJSON for a body that is not
-        JSON.
+    ``body``: the action's parameters (:class:`.context.Request`, the
+    Redfish layer parsed them), None when there are none.
     """
-    if not flask.has_request_context() or \
-            flask.request.endpoint != ENDPOINTS[action]:
+    request = context.current()
+    if request.action != action:
         return False, None
-    body = flask.request.get_json(silent=True)
-    if body is None and flask.request.get_data():
-        raise messages.RedfishError(
-            'MalformedJSON', detail='The %s body is not JSON' % action)
-    return True, body
+    return True, request.parameters
 
 
 class KubeVirtVmediaDriver(vmediatrust.Trust, vmedia.BaseDriver):

@@ -13,15 +13,20 @@
 """VirtualMedia as a plugin virtual-media driver serves it.
 
 Bodies are checked before sushy-tools' views see them (the stock views
-answer 500 to a body that is not a JSON object), and a GET carries the
-driver's ``get_device_status()``: the import's Status and Oem. An empty
-slot's ``Image`` and ``ImageName`` are null (sushy-tools renders ``""``).
+answer 500 to a body that is not a JSON object); an action's body
+becomes the parameters of the drivers' request object
+(:class:`~sushy_kubevirt.drivers.context.Request`), which the driver
+reads where sushy-tools' view passes it only some of them. A GET
+carries the driver's ``get_device_status()``: the import's Status and
+Oem. An empty slot's ``Image`` and ``ImageName`` are null (sushy-tools
+renders ``""``).
 """
 
 import json
 
 import flask
 
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import vmedia
 from sushy_kubevirt.kubevirt import imageurl
 from sushy_kubevirt.kubevirt import tray
@@ -29,6 +34,11 @@ from sushy_kubevirt import messages
 from sushy_kubevirt.redfish import base
 from sushy_kubevirt.redfish import jsonbody
 from sushy_kubevirt.redfish import oem
+
+
+def _parameters(action, body):
+    request = context.current()
+    request.action, request.parameters = action, body
 
 
 def check_insert_body(app, identity, device):
@@ -40,10 +50,23 @@ def check_insert_body(app, identity, device):
     problem; nothing is changed.
     """
     if base.vmedia_driver(app):
+        body = base.json_body()
         try:
-            tray.insert_request(base.json_body())
+            tray.insert_request(body)
         except imageurl.Invalid as exc:
             raise vmedia.refused(exc) from None
+        _parameters(tray.INSERT, body)
+
+
+def check_eject_body(app, identity, device):
+    """EjectMedia's body, if any, is JSON (checked by the driver)."""
+    if not base.vmedia_driver(app):
+        return
+    body = flask.request.get_json(silent=True)
+    if body is None and flask.request.get_data():
+        raise messages.RedfishError(
+            'MalformedJSON', detail='The %s body is not JSON' % tray.EJECT)
+    _parameters(tray.EJECT, body)
 
 
 def check_patch(app, identity, device):
