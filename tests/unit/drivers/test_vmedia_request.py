@@ -56,12 +56,15 @@ def _insert(driver, parameters, image=IMAGE):
     return exc.value
 
 
-def test_insert_checks_parameters_the_view_does_not_pass(driver):
-    refused = _insert(driver, {'Image': IMAGE,
-                               'TransferProtocolType': 'HTTPS'})
-    assert (refused.code, refused.message_id) == (
-        400, 'ActionParameterValueConflict')
-    assert 'TransferProtocolType' in str(refused)
+@pytest.mark.parametrize('name, value, message_id', [
+    ('TransferProtocolType', 'HTTPS', 'ActionParameterValueConflict'),
+    ('VerifyCertificate', 'no', 'ActionParameterValueTypeError'),
+])
+def test_insert_checks_parameters_the_view_does_not_pass(driver, name, value,
+                                                         message_id):
+    refused = _insert(driver, {'Image': IMAGE, name: value})
+    assert (refused.code, refused.message_id) == (400, message_id)
+    assert name in str(refused)
 
 
 @pytest.mark.parametrize('parameters, message_id', [
