@@ -19,11 +19,12 @@ and passes it to the driver methods it calls itself (``hold_etag``,
 methods with their fixed signatures (``insert_image(identity, device,
 image, ...)``, ``get_power_state(identity)``), so the same object is
 also bound to a :class:`contextvars.ContextVar` for the duration of the
-request, and those methods read it with :func:`current`. Outside a
-request (a driver's own threads, plain Python, a unit test) nothing is
-bound and :func:`current` is a fresh :class:`Request`: no account
-(everything reached), nothing held, a new memo. A test binds its own
-with :func:`bound`.
+request, and those methods read it with :func:`current`: the views keep
+working unchanged, where answering each of their routes in the Redfish
+layer instead would copy them. Outside a request (a driver's own
+threads, plain Python, a unit test) nothing is bound and :func:`current`
+is a fresh :class:`Request`: no account (everything reached), nothing
+held, a new memo. A test binds its own with :func:`bound`.
 """
 
 import contextlib
