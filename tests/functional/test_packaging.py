@@ -62,6 +62,10 @@ CLUSTER_RULES = {
     ('kubevirt.io', 'virtualmachineinstances'): ['get', 'list', 'watch'],
     # The sizes of PVC disks: the claims' watch cache.
     ('', 'persistentvolumeclaims'): ['list', 'watch'],
+    # Virtual media's CAs (certConfigMap): their watch cache, the POST
+    # and DELETE of a tray's certificate, a certificate replaced.
+    ('', 'configmaps'): ['get', 'list', 'watch', 'create', 'update',
+                         'delete'],
     **{('subresources.kubevirt.io', r): ['update'] for r in SUBRESOURCES},
     ('cdi.kubevirt.io', 'datavolumes'): ['get', 'list', 'watch', 'create',
                                          'delete'],
