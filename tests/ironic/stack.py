@@ -14,7 +14,9 @@
 
 * the simulator (in this process, so its request log can be read);
 * the emulator under gunicorn, 2 workers x 2 threads, against it;
-* an HTTP server for the boot ISO and Ironic's ``http_root``;
+* an HTTP server for the boot ISO, the BIOS firmware image and Ironic's
+  ``http_root``, and an HTTPS server of the same root whose certificate
+  a CA made here signs (the CA's PEM is :attr:`Stack.image_ca`);
 * Ironic (PyPI, pinned by ``tox -e ironic``) in standalone mode: one
   ``ironic`` process (API and conductor), sqlite, noauth,
   ``rpc_transport = none``, no message bus.
@@ -28,6 +30,8 @@ import contextlib
 import functools
 import http.server
 import os
+import pathlib
+import ssl
 import subprocess
 import sys
 import threading
@@ -38,9 +42,13 @@ from tests import backend
 from tests.functional.emulator import harness
 from tests.ironic import iso
 
+from sushy_kubevirt.controlplane import pki
+
 BIN = os.path.dirname(sys.executable)
 STAGES = {'Scheduling': 0.2, 'Scheduled': 0.2, 'Running': 0.3}
 ISO_NAME = 'tiny.iso'
+#: The BIOS image of the firmware update; its version is in its name.
+FIRMWARE_NAME, FIRMWARE_VERSION = 'bios-2.1.0.bin', '2.1.0'
 READY_TIMEOUT = 120.0
 WORKERS = 2
 #: Ironic's defaults that the lifecycle must hold with, spelled out.
@@ -69,7 +77,7 @@ enabled_boot_interfaces = redfish-virtual-media
 enabled_console_interfaces = no-console
 enabled_deploy_interfaces = ramdisk
 default_deploy_interface = ramdisk
-enabled_firmware_interfaces = no-firmware
+enabled_firmware_interfaces = redfish,no-firmware
 enabled_inspect_interfaces = redfish
 enabled_management_interfaces = redfish
 enabled_network_interfaces = noop
@@ -108,7 +116,13 @@ tftp_root = {state}/tftpboot
 tftp_master_path = {state}/tftpboot/master_images
 
 [redfish]
-firmware_update_status_interval = 5
+# Polls of BIOS and firmware steps (and their reboots) every 2 s.
+firmware_update_status_interval = 2
+# After a firmware update, one read of the System, its Manager, Chassis
+# and NetworkAdapters shows the BMC answers (not 3, 30 s apart: the checks
+# hold Ironic's periodic worker, one node after the other).
+firmware_update_required_successes = 1
+firmware_update_validation_interval = 1
 
 [oslo_concurrency]
 lock_path = {state}/locks
@@ -120,16 +134,32 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        """A client that does not trust the certificate is no error here."""
+        if not isinstance(sys.exc_info()[1], ssl.SSLError):
+            super().handle_error(request, client_address)
+
+
 @contextlib.contextmanager
-def http_server(root):
-    """Serve ``root`` on 127.0.0.1; yields the base URL."""
+def http_server(root, tls=None):
+    """Serve ``root`` on 127.0.0.1; yields the base URL.
+
+    :param tls: an :class:`ssl.SSLContext` to serve HTTPS with.
+    """
     handler = functools.partial(_Quiet, directory=root)
-    server = http.server.ThreadingHTTPServer(('127.0.0.1', 0), handler)
-    server.daemon_threads = True
+    server = _Server(('127.0.0.1', 0), handler)
+    if tls is not None:
+        # The handshake happens in the request's thread, not the accept loop.
+        server.socket = tls.wrap_socket(server.socket, server_side=True,
+                                        do_handshake_on_connect=False)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield 'http://127.0.0.1:%d' % server.server_port
+        yield '%s://127.0.0.1:%d' % ('https' if tls else 'http',
+                                     server.server_port)
     finally:
         server.shutdown()
         server.server_close()
@@ -211,7 +241,8 @@ class Stack:
                                 'redfish_password': PASSWORD}
         self._exit = contextlib.ExitStack()
         self.sim = self.emulator = self.ironic = None
-        self.http_url = self.iso_url = None
+        self.http_url = self.iso_url = self.https_url = None
+        self.firmware_url = self.image_ca = None
 
     def _accounts(self):
         htpasswd = os.path.join(self.tmp, 'htpasswd')
@@ -244,8 +275,14 @@ class Stack:
         os.makedirs(os.path.join(http_root, 'images'))
         with open(os.path.join(http_root, 'images', ISO_NAME), 'wb') as out:
             out.write(iso.tiny_iso())
+        with open(os.path.join(http_root, 'images', FIRMWARE_NAME),
+                  'wb') as out:
+            out.write(b'\0' * 4096)
         self.http_url = self._exit.enter_context(http_server(http_root))
+        self.https_url = self._exit.enter_context(
+            http_server(http_root, self._tls()))
         self.iso_url = '%s/images/%s' % (self.http_url, ISO_NAME)
+        self.firmware_url = '%s/images/%s' % (self.http_url, FIRMWARE_NAME)
         kubeconfig = self.sim.write_kubeconfig(
             os.path.join(self.tmp, 'kubeconfig'))
         config = harness.write_config(
@@ -262,6 +299,18 @@ class Stack:
         self.emulator.wait_ready(path='/redfish/v1/')
         self._warm_up()
         self.ironic.wait_ready()
+
+    def _tls(self):
+        """A server context whose certificate a CA made here signs."""
+        tls_dir = pathlib.Path(self.tmp, 'image-tls')
+        tls_dir.mkdir()
+        authority = pki.Authority(tls_dir, 'ca', 'image server CA')
+        cert, key = authority.issue('server', '127.0.0.1',
+                                    hosts=('127.0.0.1',))
+        self.image_ca = authority.path.read_text()
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        return context
 
     def _warm_up(self):
         """Let both gunicorn workers sync their watch caches."""
