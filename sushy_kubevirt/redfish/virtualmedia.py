@@ -36,6 +36,15 @@ from sushy_kubevirt.redfish import jsonbody
 from sushy_kubevirt.redfish import oem
 
 
+def _reached(app, identity):
+    """404 for a System the account cannot reach, before its body is read.
+
+    A System outside the account's namespaces is not found, whatever the
+    body says (a 400 about the body would tell that it exists).
+    """
+    vmedia.find_vm(app.systems, identity)
+
+
 def _parameters(action, body):
     request = context.current()
     request.action, request.parameters = action, body
@@ -50,6 +59,7 @@ def check_insert_body(app, identity, device):
     problem; nothing is changed.
     """
     if base.vmedia_driver(app):
+        _reached(app, identity)
         body = base.json_body()
         try:
             tray.insert_request(body)
@@ -77,6 +87,7 @@ def check_patch(app, identity, device):
     """
     if not base.vmedia_driver(app):
         return
+    _reached(app, identity)
     base.one_boolean(base.json_body(), 'VerifyCertificate')
 
 
@@ -89,6 +100,7 @@ def check_certificate_body(app, identity, device):
     """
     if not base.vmedia_driver(app):
         return
+    _reached(app, identity)
     body = base.json_body()
     names = ('CertificateString', 'CertificateType')
     base.unknown(body, names)

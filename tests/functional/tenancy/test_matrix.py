@@ -128,6 +128,10 @@ def ids(clients, systems):
         'record_id': first(manager + '/LogServices/SecurityLog/Entries'),
         'member': first('/redfish/v1/UpdateService/FirmwareInventory'),
         'task_id': 'none',
+        'adapter_id': system.rpartition('/')[2],
+        'port_id': first('%s/NetworkAdapters/%s/Ports' % (
+            test_chassis.chassis_path(conftest.OWN),
+            system.rpartition('/')[2])),
     }
 
 
