@@ -136,21 +136,29 @@ class _Quiet(http.server.SimpleHTTPRequestHandler):
 
 class _Server(http.server.ThreadingHTTPServer):
     daemon_threads = True
+    #: The list :meth:`handle_error` appends TLS alerts to.
+    alerts = None
 
     def handle_error(self, request, client_address):
-        """A client that does not trust the certificate is no error here."""
-        if not isinstance(sys.exc_info()[1], ssl.SSLError):
+        """A TLS error is no error here; a client's alert is recorded."""
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, ssl.SSLError):
             super().handle_error(request, client_address)
+        elif 'ALERT' in (exc.reason or '') and self.alerts is not None:
+            self.alerts.append(exc.reason)
 
 
 @contextlib.contextmanager
-def http_server(root, tls=None):
+def http_server(root, tls=None, alerts=None):
     """Serve ``root`` on 127.0.0.1; yields the base URL.
 
     :param tls: an :class:`ssl.SSLContext` to serve HTTPS with.
+    :param alerts: a list to append the alerts of clients' TLS handshakes
+        to (``TLSV1_ALERT_UNKNOWN_CA``: a client rejected the certificate).
     """
     handler = functools.partial(_Quiet, directory=root)
     server = _Server(('127.0.0.1', 0), handler)
+    server.alerts = alerts
     if tls is not None:
         # The handshake happens in the request's thread, not the accept loop.
         server.socket = tls.wrap_socket(server.socket, server_side=True,
@@ -242,7 +250,10 @@ class Stack:
         self._exit = contextlib.ExitStack()
         self.sim = self.emulator = self.ironic = None
         self.http_url = self.iso_url = self.https_url = None
+        self.http_root = None
         self.firmware_url = self.image_ca = None
+        #: The HTTPS server's handshakes that a client ended with an alert.
+        self.tls_alerts = []
 
     def _accounts(self):
         htpasswd = os.path.join(self.tmp, 'htpasswd')
@@ -271,7 +282,8 @@ class Stack:
         self.sim = backend.start(
             vms=self.vms, stage_delays=STAGES)
         self._exit.callback(self.sim.stop)
-        http_root = os.path.join(self.tmp, 'httpboot')
+        #: What the image servers serve (Ironic publishes its ISOs here).
+        self.http_root = http_root = os.path.join(self.tmp, 'httpboot')
         os.makedirs(os.path.join(http_root, 'images'))
         with open(os.path.join(http_root, 'images', ISO_NAME), 'wb') as out:
             out.write(iso.tiny_iso())
@@ -280,7 +292,7 @@ class Stack:
             out.write(b'\0' * 4096)
         self.http_url = self._exit.enter_context(http_server(http_root))
         self.https_url = self._exit.enter_context(
-            http_server(http_root, self._tls()))
+            http_server(http_root, self._tls(), self.tls_alerts))
         self.iso_url = '%s/images/%s' % (self.http_url, ISO_NAME)
         self.firmware_url = '%s/images/%s' % (self.http_url, FIRMWARE_NAME)
         kubeconfig = self.sim.write_kubeconfig(

@@ -42,7 +42,9 @@ from tests.functional.emulator import harness
 from tests.ironic import client
 from tests.ironic import stack
 
+from sushy_kubevirt import config
 from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.kubevirt import media
 
 GIB = 1024 ** 3
 BIOS_SETTING = 'ProcTurboMode'
@@ -94,8 +96,11 @@ class Node:
 def lab(tmp_path_factory):
     if not os.path.exists(os.path.join(stack.BIN, 'ironic')):
         pytest.skip('Ironic is not installed here: run tox -e ironic')
+    # The image check may take its time on a busy host: its size is
+    # asserted (_check_active).
     with stack.Stack(tmp_path_factory.mktemp('ironic'), vms=3,
-                     accounts=True) as lab:
+                     accounts=True, settings={
+                         'SUSHY_EMULATOR_KUBEVIRT_VMEDIA_URL_WAIT': 5}) as lab:
         yield lab
 
 
@@ -453,10 +458,10 @@ def _check_bios(api, node, value):
     assert bios.json()['Attributes'][BIOS_SETTING] == value
 
 
-def _media_source(sim, image):
-    """The ``http`` source of the DataVolume importing ``image``."""
+def _media_datavolume(sim, image):
+    """The DataVolume importing ``image``."""
     store = sim.store
-    found = [dv['spec']['source']['http'] for dv in store.list(
+    found = [dv for dv in store.list(
         store.resource('cdi.kubevirt.io', 'datavolumes'), 'default')[0]
         if dv['spec'].get('source', {}).get('http', {}).get('url') == image
         and not dv['metadata'].get('deletionTimestamp')]
@@ -474,13 +479,23 @@ def _check_active(lab, node):
     assert cd['Inserted'], cd
     base = lab.https_url if node.media_tls else lab.http_url
     assert cd['Image'].startswith(base + '/redfish/'), cd['Image']
+    dv = _media_datavolume(lab.sim, cd['Image'])
+    # InsertMedia's image check got the ISO's size (over TLS, trusting as
+    # the import does), not the default request.
+    published = os.path.join(lab.http_root, 'redfish',
+                             cd['Image'].rsplit('/', 1)[1])
+    assert dv['spec']['storage']['resources']['requests']['storage'] == \
+        media.quantity(os.path.getsize(published),
+                       config.Vmedia().size_margin), dv['spec']
     if node.media_tls:
         # CDI imported it over TLS as the slot said: unverified or with
         # the CA given (a ConfigMap).
-        source = _media_source(lab.sim, cd['Image'])
+        source = dv['spec']['source']['http']
         if node.media_tls == 'no-verify':
             assert source.get('insecureSkipVerify') is True, source
         else:
             assert source.get('certConfigMap'), source
+        # No client (image check, importer) rejected the certificate.
+        assert not lab.tls_alerts, lab.tls_alerts
     if node.secure:
         assert node.get('/SecureBoot')['SecureBootEnable'] is True
