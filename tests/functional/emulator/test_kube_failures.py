@@ -89,12 +89,14 @@ def reset(url, kind='On'):
 def answered(url, code):
     """``[response]`` if GET ``url`` answers ``code``, else None.
 
-    (A Response with an error status is false.)
+    (A Response with an error status is false.) Not listening yet, or no
+    answer within 10 s (a new gunicorn worker syncs its caches on its
+    first request; on a loaded machine that may take longer): None.
     """
     try:
         response = requests.get(url, timeout=10)
-    except requests.ConnectionError:
-        return None     # not listening yet
+    except (requests.ConnectionError, requests.Timeout):
+        return None
     return [response] if response.status_code == code else None
 
 
@@ -286,7 +288,7 @@ def test_a_missing_namespace_under_gunicorn_answers_503_and_logs(
         # The collection lists ns-000 and names the missing namespace.
         response = harness.wait_until(lambda: (lambda r: r if r and (
             '@Message.ExtendedInfo' in r[0].json()) else None)(answered(
-                process.url + '/redfish/v1/Systems', 200)),
+                process.url + '/redfish/v1/Systems', 200)), 60,
             what='the missing namespace named')[0]
         assert response.json()['Members@odata.count'] == 2
         assert response.json()['@Message.ExtendedInfo'][0][
