@@ -48,8 +48,9 @@ def reset(cluster, state, vm, vmi_of):
     namespace, name = identity.key(vm)
     vm, calls = plan(cluster, state, vm, vmi_of(vm))
     check_power_on(cluster, vm, calls)
-    if any(power.starts(call) for call in calls) and (bios.pending(
-            vm, vmi_of(vm)) or firmwareupdate.pending(vm, vmi_of(vm))):
+    starts = any(power.starts(call) for call in calls)
+    vmi = vmi_of(vm) if starts else None
+    if starts and (bios.pending(vm, vmi) or firmwareupdate.pending(vm, vmi)):
         # Pending BIOS settings and firmware apply at this boot (1 PATCH).
         preconditions.patch(
             cluster, namespace, name,

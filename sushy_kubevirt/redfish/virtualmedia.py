@@ -36,13 +36,15 @@ from sushy_kubevirt.redfish import jsonbody
 from sushy_kubevirt.redfish import oem
 
 
-def _reached(app, identity):
-    """404 for a System the account cannot reach, before its body is read.
+def _refused(app, identity, exc):
+    """Raise ``exc`` (a 400 about the body) once the System is found.
 
-    A System outside the account's namespaces is not found, whatever the
-    body says (a 400 about the body would tell that it exists).
+    A System outside the account's namespaces is a 404, whatever the
+    body says: a 400 would tell that it exists. Looked up only for a
+    bad body (a valid one costs no extra read; the driver finds the VM).
     """
     vmedia.find_vm(app.systems, identity)
+    raise exc
 
 
 def _parameters(action, body):
@@ -59,12 +61,14 @@ def check_insert_body(app, identity, device):
     problem; nothing is changed.
     """
     if base.vmedia_driver(app):
-        _reached(app, identity)
-        body = base.json_body()
         try:
-            tray.insert_request(body)
-        except imageurl.Invalid as exc:
-            raise vmedia.refused(exc) from None
+            body = base.json_body()
+            try:
+                tray.insert_request(body)
+            except imageurl.Invalid as exc:
+                raise vmedia.refused(exc) from None
+        except messages.RedfishError as exc:
+            _refused(app, identity, exc)
         _parameters(tray.INSERT, body)
 
 
@@ -87,8 +91,10 @@ def check_patch(app, identity, device):
     """
     if not base.vmedia_driver(app):
         return
-    _reached(app, identity)
-    base.one_boolean(base.json_body(), 'VerifyCertificate')
+    try:
+        base.one_boolean(base.json_body(), 'VerifyCertificate')
+    except messages.RedfishError as exc:
+        _refused(app, identity, exc)
 
 
 def check_certificate_body(app, identity, device):
@@ -100,8 +106,13 @@ def check_certificate_body(app, identity, device):
     """
     if not base.vmedia_driver(app):
         return
-    _reached(app, identity)
-    body = base.json_body()
+    try:
+        _certificate(base.json_body())
+    except messages.RedfishError as exc:
+        _refused(app, identity, exc)
+
+
+def _certificate(body):
     names = ('CertificateString', 'CertificateType')
     base.unknown(body, names)
     for name in names:
