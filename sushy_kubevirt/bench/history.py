@@ -18,10 +18,12 @@ better) and ``calls`` (API calls per request kind, exact). Only ratios and
 calls are gated: the newest record regresses when a ratio is more than
 ``threshold`` % below the median of the previous ``window`` records, when
 an API-call count is above its previous value, or when a request failed.
+A ratio named in :data:`FLOORS` also regresses below its floor, whatever
+its baseline: a target, not a trend.
 A record may carry ``accepted`` (``--quick --history FILE --accept
 REASON``), why a change made it worse on purpose: its ratio and call
 regressions are then shown as accepted and do not fail (failed requests
-still do).
+and ratios below their floor still do).
 
 ``python -m sushy_kubevirt.bench history FILE`` prints the trend and exits
 3 on a regression of the newest record (0 otherwise).
@@ -43,6 +45,14 @@ THRESHOLD = 30.0
 #: Two API-call counts closer than this are equal (they are means of
 #: whole numbers over a few requests, rounded to 3 decimals).
 _EPSILON = 1e-6
+#: Absolute floors of gated ratios, ``{name: floor}``: the newest record
+#: regresses when such a ratio is below its floor (or not measured), even
+#: with no baseline and even when accepted.
+FLOORS = {
+    # Ironic's capacity mix: the emulator's CPU per request at most half
+    # the fake driver's (issue 38).
+    'warm/fake capacity per CPU s': 2.0,
+}
 #: Figures the trend table shows after the gated rows.
 SHOWN = ('warm/fake get req/s best', 'warm/fake poll req/s best',
          'warm/ceiling get req/s median pair',
@@ -186,12 +196,19 @@ def _previous_value(previous, name):
     return None
 
 
+def under_floor(name, value):
+    """Whether ratio ``name`` is below its :data:`FLOORS` entry (or None)."""
+    floor = FLOORS.get(name)
+    return floor is not None and (value is None or value < floor)
+
+
 def verdicts(records, window=WINDOW, threshold=THRESHOLD):
     """``{(section, name): (baseline, regressed)}`` for the newest record.
 
     The baseline of a ratio is the median of the previous ``window``
     records that have it; of a call count, its previous value. A name the
     newest record lacks (or has as null) regresses when it has a baseline.
+    A ratio below its floor (:func:`under_floor`) regresses too.
     """
     newest, previous = records[-1], records[:-1]
     found = {}
@@ -205,7 +222,8 @@ def verdicts(records, window=WINDOW, threshold=THRESHOLD):
         value = newest.get('ratios', {}).get(name)
         regressed = baseline is not None and (
             value is None or value < baseline * (1 - threshold / 100.0))
-        found[('ratios', name)] = (baseline, regressed)
+        found[('ratios', name)] = (baseline,
+                                   regressed or under_floor(name, value))
     names = set(newest.get('calls', {}))
     if previous:
         names.update(previous[-1].get('calls', {}))
@@ -221,7 +239,8 @@ def verdicts(records, window=WINDOW, threshold=THRESHOLD):
 def regressions(records, window=WINDOW, threshold=THRESHOLD):
     """Sentences describing each regression of the newest record.
 
-    An accepted record's ratio and call regressions are not listed.
+    An accepted record's ratio and call regressions are not listed, save
+    a ratio below its floor.
     """
     if not records:
         return []
@@ -229,10 +248,15 @@ def regressions(records, window=WINDOW, threshold=THRESHOLD):
     found = []
     for (section, name), (baseline, regressed) in verdicts(
             records, window, threshold).items():
-        if not regressed or newest.get('accepted'):
-            continue
         value = newest.get(section, {}).get(name)
-        if value is None:
+        floored = section == 'ratios' and under_floor(name, value)
+        if not regressed or (newest.get('accepted') and not floored):
+            continue
+        if floored:
+            found.append('ratio %r: %s is below its floor %g' % (
+                name, value if value is None else '%.3g' % value,
+                FLOORS[name]))
+        elif value is None:
             found.append('%s %r: not measured (was %s)'
                          % (section, name, baseline))
         elif section == 'ratios':
@@ -257,16 +281,19 @@ def trend(records, window=WINDOW, threshold=THRESHOLD, columns=8):
     """The trend table: gated rows, then a few figures (not gated)."""
     shown = records[-columns:]
     found = verdicts(records, window, threshold) if records else {}
-    worse = 'accepted' if records and records[-1].get('accepted') \
-        else 'REGRESSED'
+    accepted = records and records[-1].get('accepted')
     headers = ['', 'name'] + [_label(e) for e in shown] + ['baseline',
                                                            'verdict']
     rows = []
     for (section, name), (baseline, regressed) in found.items():
-        rows.append([section, name] + [e.get(section, {}).get(name)
-                                       for e in shown] +
-                    [baseline, worse if regressed else
-                     ('ok' if baseline is not None else 'new')])
+        values = [e.get(section, {}).get(name) for e in shown]
+        if section == 'ratios' and under_floor(name, values[-1]):
+            verdict = 'BELOW FLOOR %g' % FLOORS[name]
+        elif regressed:
+            verdict = 'accepted' if accepted else 'REGRESSED'
+        else:
+            verdict = 'ok' if baseline is not None else 'new'
+        rows.append([section, name] + values + [baseline, verdict])
     names = [n for n in SHOWN if any(n in e.get('figures', {})
                                      for e in shown)]
     rows += [['figures', name] + [e.get('figures', {}).get(name)

@@ -17,7 +17,8 @@ Three panels over the records, in order:
 * the gated ratios together: a point per record, the rolling median of
   the last ``window`` records as a line, and the gate as a dashed line of
   the same colour (``threshold`` % below the median of the ``window``
-  records before each one);
+  records before each one), and a ratio's absolute floor
+  (:data:`history.FLOORS`) as a dotted one;
 * the API calls per request kind of the warm driver, then of the live
   path: a grid with a row per kind and a column per record, each cell the
   count, red where it rose over the previous record, green where it fell.
@@ -28,6 +29,8 @@ about :data:`MAX_LABELS` labels. matplotlib comes with ``tox -e bench``.
 
 import math
 import statistics
+
+from sushy_kubevirt.bench import history
 
 MAX_LABELS = 12
 #: Counts are printed in the cells up to this many records.
@@ -95,12 +98,15 @@ def _ratios(axes, records, window, threshold):
               linewidth=1.5)
         _line(axes, gate_line(values, window, threshold), '--', color=color,
               linewidth=1, alpha=0.7)
+        if name in history.FLOORS:
+            axes.axhline(history.FLOORS[name], color=color, linestyle=':',
+                         linewidth=1)
         top = max([top] + [v for v in values if v is not None])
     axes.set_ylim(0, top * 1.25)
-    axes.set_title('Gated ratios (higher is better): points, rolling median '
-                   'of %d, dashed: the gate (%.0f %% below the median of '
-                   'the %d before)' % (window, threshold, window),
-                   fontsize=9)
+    axes.set_title(
+        'Gated ratios (higher is better): points, rolling median of %d, '
+        'dashed: the gate (%.0f %% below the median of the %d before; '
+        'dotted: a floor)' % (window, threshold, window), fontsize=9)
     if names:
         axes.legend(fontsize=8, loc='lower left', ncol=len(names))
     axes.grid(True, alpha=0.3)

@@ -22,6 +22,8 @@ import sys
 
 import pytest
 
+from sushy_kubevirt.bench import history
+
 
 def _record(commit, ratios, calls, errors=0):
     return {'commit': commit * 40, 'dirty': False,
@@ -124,6 +126,31 @@ def test_an_accepted_record_passes_and_gates_what_follows(tmp_path):
                     ).returncode == 0
     assert _history(tmp_path, after + [_record('e', RATIOS, dict(
         more, **{'warm reset': 2.5}))]).returncode == 3
+
+
+FLOORED = 'warm/fake capacity per CPU s'
+
+
+def test_a_ratio_below_its_floor_exits_3_even_accepted(tmp_path):
+    # The floor holds with no baseline, with a steady baseline and on an
+    # accepted record; above it the relative gate still applies.
+    assert history.FLOORS[FLOORED] == 2.0
+    over, under = dict(RATIOS, **{FLOORED: 2.4}), dict(RATIOS,
+                                                       **{FLOORED: 1.9})
+    done = _history(tmp_path, [_record('d', under, CALLS)])
+    assert done.returncode == 3, done.stdout + done.stderr
+    assert 'ratio %r: 1.9 is below its floor 2' % FLOORED in done.stdout
+    assert 'BELOW FLOOR 2' in done.stdout
+    steady = [_record(c, dict(under), dict(CALLS)) for c in 'abc']
+    accepted = dict(_record('d', under, CALLS), accepted='noisy')
+    for records in (steady + [_record('d', under, CALLS)],
+                    _base() + [accepted]):
+        assert _history(tmp_path, records).returncode == 3
+    assert _history(tmp_path, [_record('d', over, CALLS)]).returncode == 0
+    high = [_record(c, dict(RATIOS, **{FLOORED: 4.0}), dict(CALLS))
+            for c in 'abc']
+    assert _history(tmp_path, high + [_record('d', over, CALLS)]
+                    ).returncode == 3
 
 
 def test_plot(tmp_path):
