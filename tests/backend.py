@@ -42,6 +42,19 @@ PORTABLE = {'vms', 'namespaces', 'time_scale', 'stage_delays',
 TIMINGS = {'bookmark_interval', 'min_request_timeout'}
 
 
+def simulator_only(name):
+    """``pytestmark`` of a module whose every test needs ``sim.<name>``.
+
+    On a real backend the module is skipped before its cluster starts (a
+    test reaching for ``sim.<name>`` skips only once the cluster is up).
+    """
+    if not REAL:
+        return pytest.mark.skipif(False, reason='')
+    from tests import realbackend
+    return pytest.mark.skip(
+        reason='needs %s' % realbackend.SIMULATOR_ONLY[name])
+
+
 def start(**kwargs):
     """A started cluster of the chosen backend."""
     if not REAL:

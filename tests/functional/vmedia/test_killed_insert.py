@@ -43,6 +43,8 @@ HOLD = 10.0
 SECRETS = ('', 'secrets')
 #: (window, with credentials): the write held, the process killed there.
 CASES = [('attach', False), ('attach', True), ('datavolume', True)]
+#: Every test injects faults.
+pytestmark = backend.simulator_only('faults')
 
 
 @pytest.fixture(scope='module')

@@ -20,6 +20,7 @@ uses the DataVolume, and no DataVolume or Secret is left unused.
 """
 
 import pytest
+from tests import backend
 
 from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import media
@@ -29,6 +30,8 @@ SECRETS = ('', 'secrets')
 #: (lost answer, with credentials): the write whose answer is lost.
 CASES = [('secret', True), ('datavolume', False), ('datavolume', True),
          ('attach', False), ('attach', True)]
+#: Every test injects faults.
+pytestmark = backend.simulator_only('faults')
 
 
 def _path(step, machine):

@@ -31,6 +31,8 @@ TINY = {'Scheduling': 0.01, 'Scheduled': 0.01, 'Running': 0.01,
 #: DataVolume watch events arrive this late, so the old DataVolume's
 #: DELETED event lands right after the new one was written.
 LAG = 0.1
+#: Every test injects faults.
+pytestmark = backend.simulator_only('faults')
 
 
 @pytest.fixture(scope='module')

@@ -12,7 +12,11 @@
 
 """InsertMedia while the API server throttles (429): retried, not a 503."""
 
+from tests import backend
 from tests.functional.vmedia import conftest
+
+#: Every test injects faults.
+pytestmark = backend.simulator_only('faults')
 
 
 def test_insert_media_retries_throttled_writes(machine, images, sim):
