@@ -171,17 +171,18 @@ def record(document):
                 errors=errors, failures=failures[:5], quick=document['quick'])
 
 
-def load(path):
+def load(path, kind=None):
     """The ``--quick`` records of a history file, oldest first.
 
     [] if it is absent. Other benchmarks' records (``kind``, such as
-    ``bench.capacity``'s) share the file but are neither shown nor gated.
+    ``bench.capacity``'s) share the file but are neither shown nor gated;
+    ``kind`` names the records to load instead.
     """
     if not os.path.exists(path):
         return []
     with open(path) as history:
         records = [json.loads(line) for line in history if line.strip()]
-    return [entry for entry in records if 'kind' not in entry]
+    return [entry for entry in records if entry.get('kind') == kind]
 
 
 def append(path, entry):

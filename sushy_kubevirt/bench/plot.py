@@ -12,7 +12,8 @@
 
 """The trend plot of a benchmark history (matplotlib, Agg backend).
 
-Three panels over the records, in order:
+Three panels over the records, in order (:func:`draw_fleet` draws the
+``fleet`` records of ``bench.fleet`` instead):
 
 * the gated ratios together: a point per record, the rolling median of
   the last ``window`` records as a line, and the gate as a dashed line of
@@ -170,6 +171,63 @@ def draw(records, output, window=5, threshold=30.0):
     grid[-1].set_xlabel('record (commit, date); two records of one commit '
                         'sit side by side', fontsize=8)
     figure.suptitle('sushy-kubevirt benchmark history: %d records'
+                    % len(records), fontsize=11)
+    figure.tight_layout(rect=(0, 0, 1, 0.97))
+    figure.savefig(output, dpi=80, metadata={'Software': None})
+    pyplot.close(figure)
+    return output
+
+
+#: The fleet plot's panels: title, then (label, figure name) per line.
+FLEET_PANELS = (
+    ('Kubernetes API requests/s (log)', (
+        ('emulator', 'emulator API req/s'),
+        ('a live-reading client, same load', 'live-reading API req/s'),
+        ('all clients', 'all clients API req/s'))),
+    ('Emulator p99, ms', (
+        ('GET System', 'get_system p99 ms'), ('InsertMedia', 'insert p99 ms'),
+        ('boot PATCH', 'boot_once p99 ms'), ('Reset On', 'reset_on p99 ms'))),
+    ('CPU s during the load', (
+        ('kube-apiserver', 'kube-apiserver CPU s'), ('etcd', 'etcd CPU s'),
+        ('virt-controller', 'virt-controller CPU s'),
+        ('emulator', 'emulator (gunicorn) CPU s'))),
+    ('Deploy wave: first insert to all On, s (median)', (
+        ('wave', 'wave insert to all On s'),)),
+)
+
+
+def _median_of(value):
+    if isinstance(value, list):
+        value = [v for v in value if v is not None]
+        return statistics.median(value) if value else None
+    return value
+
+
+def draw_fleet(records, output):
+    """Write the trend of ``fleet`` records (``bench.fleet``) to ``output``."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+
+    figure, grid = pyplot.subplots(len(FLEET_PANELS), 1, sharex=True,
+                                   figsize=(12, 2.6 * len(FLEET_PANELS) + 1))
+    for axes, (title, lines) in zip(grid, FLEET_PANELS):
+        for label, name in lines:
+            values = [_median_of(v) for v in _series(records, 'figures',
+                                                     name)]
+            _line(axes, values, 'o-', markersize=4, label=label)
+        if title.endswith('(log)'):
+            axes.set_yscale('log')
+        axes.set_title(title, fontsize=9)
+        axes.legend(fontsize=8, loc='upper left')
+        axes.grid(True, alpha=0.3)
+    shown = ticks(len(records))
+    names = ['%s\n%s VMs' % (label, (entry.get('figures') or {}).get('vms'))
+             for label, entry in zip(labels(records), records)]
+    grid[-1].set_xticks(shown)
+    grid[-1].set_xticklabels([names[i] for i in shown], fontsize=8)
+    grid[-1].set_xlim(-0.5, len(records) - 0.5)
+    figure.suptitle('sushy-kubevirt fleet under Ironic: %d records'
                     % len(records), fontsize=11)
     figure.tight_layout(rect=(0, 0, 1, 0.97))
     figure.savefig(output, dpi=80, metadata={'Software': None})

@@ -34,6 +34,7 @@ import urllib.request
 from sushy_kubevirt.bench import procs
 from sushy_kubevirt.controlplane import rbac
 from sushy_kubevirt.kubevirt import identity
+from sushy_kubevirt.simulator import auditlog
 from sushy_kubevirt.simulator import objects
 
 BACKENDS = ('simulator', 'kube-apiserver', 'kubevirt')
@@ -100,6 +101,17 @@ class Target:
             started=lambda t: t >= since and (until is None or t <= until))
         return dict(collections.Counter(
             '%s %s' % (e['verb'], e['resource']) for e in entries))
+
+    def all_calls(self, since, until):
+        """``{(user, 'verb resource'): n}``: every client's, watches too."""
+        return dict(collections.Counter(
+            (e['user'], '%s %s' % (e['verb'], e['resource']))
+            for e in self._all_entries()
+            if since <= e['started'] <= until))
+
+    def processes(self):
+        """``{name: pid}`` of the control plane's processes."""
+        return {}
 
     def node_id(self, index):
         """The Redfish System id of seeded VM ``index``."""
@@ -172,6 +184,9 @@ class SimulatorTarget(Target):
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode(errors='replace')
 
+    def _all_entries(self):
+        return self.cluster.request_log.entries()
+
     def compact(self):
         self.cluster.store.compact()
         return self.cluster.store.compacted_resource_version
@@ -207,16 +222,27 @@ class RealTarget(Target):
                     time.monotonic() - started, 3)
         cp.start = timed
         self.cluster.start()
-        processes = dict(cp.processes)
-        for part in (self.cluster.kubevirt, self.cluster.cdi):
-            processes.update(part.processes if part else {})
+        processes = self.processes()
         marks['control_plane_cpu_s'] = {
-            name: round(procs.cpu_s(p.proc.pid), 1)
-            for name, p in processes.items()}
+            name: round(procs.cpu_s(pid), 1)
+            for name, pid in processes.items()}
         marks['control_plane_rss_mb'] = {
-            name: round(sum(procs.rss_kb(p.proc.pid).values()) / 1024)
-            for name, p in processes.items()}
+            name: round(sum(procs.rss_kb(pid).values()) / 1024)
+            for name, pid in processes.items()}
         self._binding = None
+
+    def processes(self):
+        found = dict(self.cluster.control_plane.processes)
+        for part in (self.cluster.kubevirt, self.cluster.cdi):
+            found.update(part.processes if part else {})
+        return {name: p.proc.pid for name, p in found.items()}
+
+    def _all_entries(self):
+        """Every request of the audit log (read anew: it is not kept)."""
+        with open(self.cluster.control_plane.audit_path, 'rb') as stream:
+            for line in stream:
+                if line.endswith(b'\n'):
+                    yield auditlog.entry(json.loads(line))
 
     def emulator_kubeconfig(self):
         return self.cluster.write_kubeconfig(

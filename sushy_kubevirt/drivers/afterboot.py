@@ -21,10 +21,16 @@ writes the outcome (the saved boot orders restored; the pending BIOS
 settings made current) with a guarded patch, so that it stays once the
 VMI is gone. Several emulator processes may run it for the same event:
 the patch is guarded by the resourceVersion, so the second one re-reads
-the VM, finds nothing left to do and stops. The informer replays every
-VMI as ADDED when it starts, so what a boot consumed while no emulator
-ran is finished at start-up.
+the VM, finds nothing left to do and stops. Each process then remembers
+that VMI as finished: the VMI's next events (it changes several times as
+it starts) find the cached VM stale until the watch delivers the patch,
+and would each cost a refused patch and a read again. The informer
+replays every VMI as ADDED when it starts, so what a boot consumed while
+no emulator ran is finished at start-up.
 """
+
+import collections
+import threading
 
 from sushy_kubevirt.kube import apierrors
 from sushy_kubevirt.kube import guarded
@@ -32,6 +38,10 @@ from sushy_kubevirt.kubevirt import bios
 from sushy_kubevirt.kubevirt import boot
 from sushy_kubevirt.kubevirt import firmwareupdate
 from sushy_kubevirt.kubevirt import identity
+
+
+#: VMIs a handler remembers as finished, at most (the oldest forgotten).
+FINISHED = 10000
 
 
 class AfterBoot:
@@ -48,9 +58,25 @@ class AfterBoot:
         self._consumed = consumed
         self._build_ops = build_ops
         self._what = what
+        self._finished = collections.OrderedDict()
+        self._lock = threading.Lock()
+
+    def _seen(self, uid):
+        with self._lock:
+            if uid in self._finished:
+                self._finished.move_to_end(uid)
+                return True
+            return False
+
+    def _finish(self, uid):
+        with self._lock:
+            self._finished[uid] = True
+            while len(self._finished) > FINISHED:
+                self._finished.popitem(last=False)
 
     def __call__(self, event_type, vmi):
-        if event_type == 'DELETED':
+        uid = vmi.get('metadata', {}).get('uid')
+        if event_type == 'DELETED' or self._seen(uid):
             return
         namespace, name = identity.key(vmi)
         vm = self._cluster.get_vm(namespace, name)
@@ -63,6 +89,8 @@ class AfterBoot:
             self._logger.warning('VM %s/%s: %s failed: %s', namespace, name,
                                  self._what, exc)
         else:
+            if uid:
+                self._finish(uid)
             self._logger.info('VM %s/%s: %s done', namespace, name,
                               self._what)
 

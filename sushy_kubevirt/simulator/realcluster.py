@@ -44,7 +44,10 @@ from sushy_kubevirt.simulator import schemas
 from sushy_kubevirt.simulator import virt
 
 EMULATOR_USER = rbac.EMULATOR_USER
-SEED_TIMEOUT = 300.0
+#: Seconds the seeded VMs' root disks may take to import: at least, and
+#: per VM (CDI imports them a few at a time; 1,000 on a busy 2-core host
+#: took more than 300 s).
+SEED_TIMEOUT, SEED_S_PER_VM = 300.0, 1.0
 
 
 class RealCluster:
@@ -156,8 +159,9 @@ class RealCluster:
         self.store.wait_synced(external.READY_TIMEOUT)
         self._seed()
 
-    def _seed(self, timeout=SEED_TIMEOUT):
+    def _seed(self, timeout=None):
         """``vms`` Halted VMs, made as a user makes them, imported."""
+        timeout = timeout or max(SEED_TIMEOUT, SEED_S_PER_VM * self.vms)
         names = objects.namespace_names(self.namespaces)
         ns_rt = self.store.resource('', 'namespaces')
         for ns in names:

@@ -27,6 +27,11 @@ is ``quick`` (the records without a ``kind``) or a record ``kind`` such as
 ``scale``
   ``sizes`` (sync time, KB per VM, peak over steady RSS and GET p50 per
   kind of caches and size), the default.
+``fleet``
+  ``api`` (the API server's requests per second, this emulator's beside a
+  live-reading client's), the default; ``kinds`` (latency per request
+  kind), ``steps`` (API calls per step beside the minimum), ``cpu``
+  (CPU seconds per process, the waves' times).
 
 Each table's caption names the record: commit, date, machine. The
 history file is a dependency of every page that uses the directive.
@@ -160,10 +165,55 @@ def _steps(record):
              'GETs kubevirt / fake', 'peak kubevirt / fake'], rows)
 
 
+def _fleet_kinds(record):
+    """A ``fleet`` record: each request kind's count and latency."""
+    figures = record['figures']
+    kinds = sorted(name[:-len(' p99 ms')] for name in figures
+                   if name.endswith(' p99 ms'))
+    return (['Request kind', 'Requests', 'p50 / p99 ms'],
+            [[kind, _number(figures.get(kind + ' requests')),
+              _pair(figures.get(kind + ' p50 ms'),
+                    figures.get(kind + ' p99 ms'))] for kind in kinds])
+
+
+def _fleet_api(record):
+    """Requests/s on the API server: the emulator's, a live reader's."""
+    figures = record['figures']
+    rows = [[row, _number(figures.get(row + ' requests')),
+             _number(figures.get(row + ' ours rps')),
+             _number(figures.get(row + ' live rps'))]
+            for row in ('reads', 'boot PATCH', 'other writes', 'total')]
+    rows.append(['every client of the API server', '',
+                 _number(figures.get('all clients API req/s')), ''])
+    return (['Redfish requests', 'Count', 'API req/s, this emulator',
+             'API req/s, a live-reading client'], rows)
+
+
+def _fleet_steps(record):
+    """Each step's API calls beside the documented minimum."""
+    calls, minimum = record.get('calls', {}), record.get('minimum', {})
+    return (['Step (one node)', 'API calls', 'Minimum'],
+            [[step, _number(calls.get(step)), _number(minimum.get(step))]
+             for step in sorted(set(calls) | set(minimum))])
+
+
+def _fleet_cpu(record):
+    """CPU seconds of each process during the load; the waves."""
+    figures = record['figures']
+    rows = [[name[:-len(' CPU s')], _number(figures[name])]
+            for name in sorted(figures) if name.endswith(' CPU s')]
+    rows.append(['deploy waves: first insert to all On, s', ', '.join(
+        _number(t) for t in figures.get('wave insert to all On s', []))])
+    return ['Process', 'CPU s during the load'], rows
+
+
 TABLES = {(_QUICK, 'calls'): _calls, (_QUICK, 'loads'): _loads,
           (_QUICK, 'ratios'): _ratios, (_QUICK, 'scale'): _scale,
-          ('capacity', 'steps'): _steps, ('scale', 'sizes'): _sizes}
-DEFAULT_SECTIONS = {_QUICK: 'calls', 'capacity': 'steps', 'scale': 'sizes'}
+          ('capacity', 'steps'): _steps, ('scale', 'sizes'): _sizes,
+          ('fleet', 'kinds'): _fleet_kinds, ('fleet', 'api'): _fleet_api,
+          ('fleet', 'steps'): _fleet_steps, ('fleet', 'cpu'): _fleet_cpu}
+DEFAULT_SECTIONS = {_QUICK: 'calls', 'capacity': 'steps', 'scale': 'sizes',
+                    'fleet': 'api'}
 
 
 def list_table(title, header, rows):
