@@ -196,6 +196,9 @@ class Settings:
     accounts_file: typing.Optional[str] = None
     #: Seconds a TokenReview or SubjectAccessReview answer is reused.
     access_cache_ttl: float = 10.0
+    #: Seconds a starting process (each gunicorn worker) waits for its
+    #: watch cache's first lists before it serves; 0: serve at once.
+    boot_sync_wait: float = 30.0
     #: The virtual-media settings.
     vmedia: Vmedia = Vmedia()
     #: The EventService settings.
@@ -463,6 +466,9 @@ def load(config):
         access_cache_ttl=float(_number(
             config, _key('access_cache_ttl'), (int, float),
             defaults.access_cache_ttl, strict=False)),
+        boot_sync_wait=float(_number(
+            config, _key('boot_sync_wait'), (int, float),
+            defaults.boot_sync_wait, strict=False)),
         vmedia=_vmedia(config),
         events=_events(config),
     )

@@ -41,7 +41,8 @@ such as gunicorn fetches ``main.app`` (the module's class gains an ``app``
 property, the documented way to customise module attribute access). A
 missing point stops start-up with a message naming the sushy-tools version
 and the point. Importing starts no thread and opens no connection
-(gunicorn forks after import).
+(gunicorn forks after import); the watch cache starts when the process
+that serves boots (:mod:`sushy_kubevirt.boot`).
 """
 
 import importlib.metadata
@@ -52,6 +53,7 @@ from sushy_tools.emulator import api_utils
 from sushy_tools.emulator import main
 
 from sushy_kubevirt.accounts import privileges
+from sushy_kubevirt import boot
 from sushy_kubevirt import config
 from sushy_kubevirt import hooks
 from sushy_kubevirt.kube import client
@@ -451,7 +453,10 @@ def check(app, connect=False):
 
 
 def check_before_serving(app):
-    """The checks of ``Application.run``; SystemExit with the reason."""
+    """The checks of ``Application.run``; SystemExit with the reason.
+
+    Then the watch cache starts, and is awaited (bounded) before serving.
+    """
     try:
         check_extension_points(app)
         check(app, connect=True)
@@ -459,6 +464,7 @@ def check_before_serving(app):
             ValueError) as exc:
         hint = _SIMULATE_HINT if isinstance(exc, client.NoCluster) else ''
         raise SystemExit('sushy-emulator: %s%s' % (exc, hint))
+    boot.warm(app)
 
 
 def _run(self, *args, **kwargs):
@@ -496,6 +502,7 @@ class _CheckedModule(types.ModuleType):
         if not vars(app).get('_sushy_kubevirt_checked'):
             check_extension_points(app)
             app._sushy_kubevirt_checked = True
+            boot.app_fetched(app)
         return app
 
     @app.setter

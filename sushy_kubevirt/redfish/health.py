@@ -12,13 +12,13 @@
 
 """``/healthz``: whether this process's watch cache has synced.
 
-Not a Redfish resource: a readiness probe. 200 once every informer has
-listed (and the API server has not refused it since), else a 503
-``ServiceTemporarilyUnavailable`` saying how many have. It reads the
-informers' state only, no API call (the first request of a process
-starts the watches, as any read does). Open without auth, like the
-service root: the body names no namespace. 404 for drivers without a
-watch cache.
+Not a Redfish resource: a readiness probe. 200 once every informer of
+the process that answers has listed (and the API server has not refused
+it since), else a 503 ``ServiceTemporarilyUnavailable`` with
+``Retry-After`` saying how many have. It reads the informers' state
+only, no API call; the process started them when it booted
+(:mod:`sushy_kubevirt.boot`). Open without auth, like the service root:
+the body names no namespace. 404 for drivers without a watch cache.
 """
 
 import flask

@@ -25,7 +25,7 @@ PACKAGE = pathlib.Path(sushy_kubevirt.__file__).parent
 #: The emulator's rooms, top floor first. A room imports only rooms on
 #: its own floor or below (and never in a cycle).
 FLOORS = (
-    ('plugin', 'cli', 'hooks', 'loader'),
+    ('plugin', 'cli', 'hooks', 'loader', 'boot'),
     ('redfish',),
     ('drivers', 'events', 'accounts'),
     ('kube', 'kubevirt', 'errormap', 'imagecheck'),
@@ -40,7 +40,7 @@ EXCEPTIONS = {('cli', 'simulator')}
 #: (:mod:`sushy_kubevirt.drivers.context`), callable outside a request.
 WEB = ('flask',)
 #: Rooms whose modules import no module of ours under an alias.
-NO_ALIAS = ('plugin', 'cli', 'hooks', 'loader', 'redfish', 'events',
+NO_ALIAS = ('plugin', 'cli', 'hooks', 'loader', 'boot', 'redfish', 'events',
             'accounts', 'kube', 'errormap', 'imagecheck')
 
 

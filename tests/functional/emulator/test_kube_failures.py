@@ -90,8 +90,9 @@ def answered(url, code):
     """``[response]`` if GET ``url`` answers ``code``, else None.
 
     (A Response with an error status is false.) Not listening yet, or no
-    answer within 10 s (a new gunicorn worker syncs its caches on its
-    first request; on a loaded machine that may take longer): None.
+    answer within 10 s (a gunicorn worker takes no request before its
+    caches synced or its boot wait ended; on a loaded machine it may be
+    slow to get there): None.
     """
     try:
         response = requests.get(url, timeout=10)
