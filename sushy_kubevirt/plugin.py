@@ -66,6 +66,7 @@ from sushy_kubevirt.redfish import bios
 from sushy_kubevirt.redfish import chassis
 from sushy_kubevirt.redfish import etags
 from sushy_kubevirt.redfish import eventservice
+from sushy_kubevirt.redfish import expandbound
 from sushy_kubevirt.redfish import health
 from sushy_kubevirt.redfish import logservices
 from sushy_kubevirt.redfish import managernetwork
@@ -127,7 +128,9 @@ EXTENSION_POINTS = (
             'wrapped it) by sushy_kubevirt.redfish.auth: session tokens '
             'and Basic for the kubevirt driver, the stock middleware for '
             'other drivers; then sushy_kubevirt.redfish.rendered.Kept: a '
-            'plain System GET is answered its kept bytes before Flask'),
+            'plain System GET is answered its kept bytes before Flask, '
+            'and sushy_kubevirt.redfish.expandbound.Bound: a Systems '
+            '$expand past its bound is refused before Flask'),
     _member('run', 'checks the extension points, the driver settings and '
             'the cluster before serving'),
     _member('register_blueprint', 'first call (main.py, right after '
@@ -432,10 +435,12 @@ def _configure(self, *args, **kwargs):
 
 
 def _wrap_wsgi_app(app):
+    needs = hooks.privilege_table(EXTENSION_POINTS)
     auth.wrap(app, lambda: sessions.session_store(app),
               lambda: access.accounts_of(app),
-              lambda wsgi: rendered.Kept(app, wsgi, hooks.privilege_table(
-                  EXTENSION_POINTS)[(rendered.ENDPOINT, 'GET')]))
+              lambda wsgi: rendered.Kept(app, expandbound.Bound(
+                  app, wsgi, needs[(expandbound.ENDPOINT, 'GET')]),
+                  needs[(rendered.ENDPOINT, 'GET')]))
 
 
 def check(app, connect=False):

@@ -24,6 +24,7 @@ Only canonical ids are kept (which VM another id names may depend on
 the account). Anything else computes the ETag as before.
 """
 
+from sushy_kubevirt.drivers import context
 from sushy_kubevirt.drivers import lookup
 from sushy_kubevirt.kubevirt import identity
 
@@ -56,6 +57,19 @@ class ETags:
                 kept, self._cluster().generation(kept[2]), reaches):
             return kept[1]
         return None
+
+    def cached(self, ident):
+        """:meth:`etag` of a System kept before, else None.
+
+        None too while its namespace's caches cannot say
+        (:meth:`~sushy_kubevirt.kube.cluster.Cluster.generation`): no API
+        call. Every VM is reached.
+        """
+        kept = self._kept.get(ident)
+        if kept is None or self._cluster().generation(kept[2]) is None:
+            return None
+        with context.bound(context.Request()):
+            return self.etag(ident)
 
     def etag(self, ident):
         """The ETag of System ``ident``, as ``compute`` would give it."""

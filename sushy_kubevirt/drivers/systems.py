@@ -224,6 +224,17 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         """``(namespace, id)`` of every System of :attr:`systems`."""
         return self._ids.placed()[0]
 
+    def count_systems(self, reaches):
+        """How many Systems :attr:`systems` lists to an account.
+
+        ``reaches(namespace, labels)``: the account's reach, None when it
+        reaches every VM. None when no namespace can be read.
+        """
+        try:
+            return self._ids.count(reaches)
+        except apierrors.Unreadable:
+            return None
+
     def collection_messages(self, request):
         """``@Message.ExtendedInfo`` of ``request``'s Systems collection.
 
@@ -497,6 +508,17 @@ class KubeVirtDriver(base.AbstractSystemsDriver):
         No API call and no computing: :meth:`.etagmemo.ETags.kept`.
         """
         return self._etags.kept(identity_, reaches)
+
+    def cached_etag(self, identity_):
+        """The ETag of a System kept before, from the watch cache only.
+
+        None when it was not kept or while the caches cannot say
+        (:meth:`.etagmemo.ETags.cached`); every VM is reached.
+        """
+        try:
+            return self._etags.cached(identity_)
+        except (error.FishyError, apierrors.ApiError):
+            return None
 
     def _etag(self, ident):
         vm = self._vm(ident)

@@ -25,7 +25,15 @@ without ``$`` are ignored.
 An ``$expand`` takes a slot of :data:`EXPANSIONS` (a 503 past them), and
 estimates what it would fetch from one sample resource per URL rule
 before fetching the rest: past :data:`MAX_EXPANDED` it is a 400 at about
-the cost of the GET alone.
+the cost of the GET alone. How the bound is decided: the links of the
+answer, grouped by URL rule, are the first level; the links of one
+sample resource of each rule, times that rule's count, the next. The
+sample System of each ``$expand`` mode is remembered
+(:data:`SAMPLED`, with its ETag), so that an ``$expand`` of the Systems
+collection of more than one level is decided before the collection is
+even rendered (:mod:`.expandbound`: its size from the watch cache,
+times the links of the sample while its ETag holds); the refusal then
+costs about a warm System GET.
 
 An answer a query changed is another representation: under a System its
 ETag is the System's with a suffix naming the query; an ``$expand``
@@ -37,6 +45,7 @@ import hashlib
 import json
 import re
 import urllib.parse
+import weakref
 
 import flask
 from werkzeug import exceptions
@@ -72,6 +81,11 @@ _KEY = 'sushy_kubevirt.query'
 _SLOT = 'sushy_kubevirt.expansion'
 _ENVIRON = (auth.USER_KEY, auth.ACCOUNT_KEY, 'HTTP_X_USER', 'REMOTE_ADDR')
 _REDIRECTS = 2
+#: The URL rule of a System.
+SYSTEM_RULE = '/redfish/v1/Systems/<identity>'
+#: systems driver -> {``$expand`` mode: (System id, its ETag, how many
+#: of its links the mode expands)}: the last System sampled.
+SAMPLED = weakref.WeakKeyDictionary()
 #: URL rules that read their own query parameters.
 _EXEMPT = set()
 
@@ -136,6 +150,20 @@ def _parse(args):
     return query
 
 
+def expansion(value):
+    """``(mode, levels)`` of a valid ``$expand`` value, else None."""
+    found = _EXPAND.match(value)
+    levels = int(found.group(2) or 1) if found else 0
+    return (found.group(1), levels) if 1 <= levels <= MAX_LEVELS else None
+
+
+def refusal(value):
+    """The 400 of an ``$expand`` past :data:`MAX_EXPANDED`."""
+    return messages.RedfishError(
+        'QueryParameterOutOfRange', value, '$expand',
+        'at most %d resources' % MAX_EXPANDED)
+
+
 def _current():
     if not flask.has_request_context():
         return None
@@ -187,6 +215,11 @@ def etag(current):
 
 def _fetch(app, path):
     """The JSON body of GET ``path`` as this request's account sees it."""
+    return _fetched(app, path)[0]
+
+
+def _fetched(app, path):
+    """:func:`_fetch`'s body, and the answer's ETag."""
     outer = flask.request.environ
     for _ in range(_REDIRECTS + 1):
         if outer.get(auth.USER_KEY) is None:
@@ -202,11 +235,11 @@ def _fetch(app, path):
         path = urllib.parse.urlsplit(response.headers['Location']).path
     if response.status_code != 200 or response.mimetype != \
             'application/json':
-        return None
+        return None, None
     try:
-        return json.loads(response.get_data())
+        return json.loads(response.get_data()), response.headers.get('ETag')
     except ValueError:
-        return None
+        return None, None
 
 
 def _link(value):
@@ -241,9 +274,7 @@ class _Expander:
         self.app, self.mode, self.fetched, self.samples = app, mode, 0, {}
 
     def _refuse(self):
-        return messages.RedfishError(
-            'QueryParameterOutOfRange', flask.request.args['$expand'],
-            '$expand', 'at most %d resources' % MAX_EXPANDED)
+        return refusal(flask.request.args['$expand'])
 
     def links(self, body):
         """``(holder, key, uri)`` of each link of ``body`` to expand."""
@@ -267,7 +298,13 @@ class _Expander:
 
     def _sample(self, uri):
         if uri not in self.samples:
-            self.samples[uri] = _fetch(self.app, uri)
+            body, tag = _fetched(self.app, uri)
+            self.samples[uri] = body
+            systems = base.systems_driver(self.app, 'count_systems')
+            if tag and systems is not None and body.get('@odata.id') == \
+                    uri and _rule(self.app.url_map, uri) == SYSTEM_RULE:
+                SAMPLED.setdefault(systems, {})[self.mode] = (
+                    uri.rpartition('/')[2], tag, len(self.links(body)))
         return self.samples[uri]
 
     def estimate(self, links, levels):

@@ -52,11 +52,11 @@ ENDPOINT = 'system_resource'
 PREFIX = '/redfish/v1/Systems/'
 #: Request headers that make a GET other than plain (the ``before``
 #: handlers would act on them).
-_NOT_PLAIN = ('HTTP_IF_NONE_MATCH', 'HTTP_TRANSFER_ENCODING')
+NOT_PLAIN = ('HTTP_IF_NONE_MATCH', 'HTTP_TRANSFER_ENCODING')
 #: Settings under which Flask's routing or sushy-tools' view may answer
 #: otherwise for the same request (host checks, an allow list).
-_ROUTING = ('SERVER_NAME', 'TRUSTED_HOSTS',
-            'SUSHY_EMULATOR_ALLOWED_INSTANCES')
+ROUTING = ('SERVER_NAME', 'TRUSTED_HOSTS',
+           'SUSHY_EMULATOR_ALLOWED_INSTANCES')
 #: Systems whose answer a process keeps at most (then it starts afresh).
 LIMIT = 200000
 _KEY = 'sushy_kubevirt.rendered'
@@ -138,10 +138,10 @@ class Kept:
                 or environ.get('CONTENT_LENGTH') not in (None, '', '0') or \
                 environ.get('HTTP_ODATA_VERSION', responses.ODATA_VERSION) \
                 != responses.ODATA_VERSION or \
-                any(name in environ for name in _NOT_PLAIN):
+                any(name in environ for name in NOT_PLAIN):
             return None
         settings = self.app.config
-        if any(settings.get(name) is not None for name in _ROUTING):
+        if any(settings.get(name) is not None for name in ROUTING):
             return None
         systems = base.systems_driver(self.app, 'kept_etag')
         ident = path[len(PREFIX):]

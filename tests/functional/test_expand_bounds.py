@@ -13,11 +13,15 @@
 """What ``$expand`` costs others, under gunicorn (2 workers x 2 threads).
 
 At :data:`VMS` VMs, ``$expand=*($levels=3)`` of the Systems would fetch
-far more than the 1,000 resources an expansion may: it is refused, at
-about the cost of a plain GET of the collection, and plain GETs beside
-20 of them keep their latency.
+far more than the 1,000 resources an expansion may: it is refused, and
+plain GETs beside 20 of them keep their latency. Once an expansion has
+sampled a System, the next one past the bound is refused before the
+collection is rendered (:mod:`sushy_kubevirt.redfish.expandbound`): no
+resource rendered, no Kubernetes API call, and at most twice the CPU of
+a warm System GET.
 """
 
+import os
 import threading
 
 import pytest
@@ -32,6 +36,10 @@ from sushy_kubevirt.redfish import query
 VMS = 300
 SYSTEMS = '/redfish/v1/Systems'
 EXPAND = {'$expand': '*($levels=3)'}
+TWO = {'$expand': '.($levels=2)'}
+#: GETs of each side of a CPU comparison, and its repeats.
+COUNT = 300
+REPEATS = 3
 
 
 @pytest.fixture(scope='module')
@@ -108,42 +116,90 @@ def test_plain_gets_keep_their_latency_beside_20_expansions(gunicorn):
         for a in answers), answers
 
 
-def test_a_refused_expansion_costs_about_a_plain_get(gunicorn):
+def _cpu_ms(workers, session, url, params, count):
+    """CPU milliseconds per GET of ``count`` GETs of ``url``."""
+    before = latency.cpu_seconds(workers)
+    for _ in range(count):
+        answer = session.get(url, params=params, timeout=20)
+        assert answer.status_code == (400 if params else 200), answer.text
+    return 1000.0 * (latency.cpu_seconds(workers) - before) / count
+
+
+def test_a_refused_expansion_costs_at_most_two_warm_gets(sim, gunicorn):
     url = gunicorn.url
     workers = latency.children(gunicorn.proc.pid)
     assert len(workers) == 2, workers
-    for _ in range(2):   # each worker warm
-        requests.get(url + SYSTEMS, params=EXPAND, timeout=20)
-    plain = latency.cpu_seconds(workers)
-    for _ in range(10):
-        assert requests.get(url + SYSTEMS, timeout=20).status_code == 200
-    refused = latency.cpu_seconds(workers)
-    for _ in range(10):
-        answer = requests.get(url + SYSTEMS, params=EXPAND, timeout=20)
-        assert answer.status_code == 400 and _refused(answer), answer.text
-    done = latency.cpu_seconds(workers)
-    # Counted in clock ticks, with the workers' own background work.
-    assert done - refused <= 2 * (refused - plain) + 0.1, (
-        done - refused, refused - plain)
+    system = url + _members(url)[0]
+    with requests.Session() as session:
+        # Each worker has sampled a System; this one is decided first.
+        for _ in range(8):
+            requests.get(url + SYSTEMS, params=EXPAND, timeout=20,
+                         headers={'Connection': 'close'})
+        calls = _calls(sim)
+        warm, refused = [], []
+        for _ in range(REPEATS):
+            warm.append(_cpu_ms(workers, session, system, None, COUNT))
+            refused.append(_cpu_ms(workers, session, url + SYSTEMS, EXPAND,
+                                   COUNT))
+        assert _calls(sim) == calls
+    # Counted in clock ticks, the least of each side: load only adds.
+    tick = 1000.0 / os.sysconf('SC_CLK_TCK') / COUNT
+    assert min(refused) <= 2 * min(warm) + 2 * tick, (warm, refused)
 
 
-def test_a_refused_expansion_renders_one_sample(sim, config_file,
-                                                monkeypatch):
-    fetched = []
-    fetch = query._fetch
-    monkeypatch.setattr(query, '_fetch',
-                        lambda app, path: fetched.append(path) or fetch(
-                            app, path))
+def test_a_refused_expansion_is_decided_before_it_renders(
+        sim, config_file, monkeypatch):
+    fetched, listed = [], []
+    fetch = query._fetched
+    monkeypatch.setattr(query, '_fetched', lambda app, path: fetched.append(
+        path) or fetch(app, path))
     with harness.InProcess(config_file) as server:
         server.wait_synced()
+        view = main.app.view_functions['system_collection_resource']
+        monkeypatch.setitem(
+            main.app.view_functions, 'system_collection_resource',
+            lambda *a, **k: listed.append(1) or view(*a, **k))
         harness.wait_until(lambda: len(_members(server.url)) == VMS, 60,
                            0.5, 'every VM listed')
-        answer = main.app.test_client().get(SYSTEMS, query_string=EXPAND)
-        assert answer.status_code == 400, answer.text
-        # One System, whose links times the Systems are too many.
-        assert len(fetched) == 1, fetched
-        answer = main.app.test_client().get(SYSTEMS, query_string={
-            '$expand': '.'})
-        assert answer.status_code == 200
-        assert len(answer.json['Members']) == VMS
-        assert len(fetched) == 1 + VMS
+        del listed[:]
+        first = _expand(server.url, EXPAND)
+        # The first one renders the collection, fetches one sample System.
+        assert len(fetched) == 1 and len(listed) == 1, (fetched, listed)
+
+        def decided_first():
+            # A System that changed since it was sampled is sampled again.
+            del fetched[:], listed[:]
+            calls = _calls(sim)
+            answers = [_expand(server.url, EXPAND) for _ in range(5)]
+            assert all(a == first for a in answers), answers
+            return not fetched and not listed and _calls(sim) == calls
+        harness.wait_until(decided_first, 60, 0.5,
+                           'refused before rendering, no API call')
+        # An expansion of as many as the bound is Flask's, which
+        # estimates the same number (and is stopped there).
+        _expand(server.url, TWO)
+        links = query.SAMPLED[main.app.systems]['.'][2]
+        estimates = []
+        real = query._Expander.estimate
+
+        def estimate(self, found, levels):
+            estimates.append(real(self, found, levels))
+            raise query.refusal('stopped')
+        monkeypatch.setattr(query._Expander, 'estimate', estimate)
+        monkeypatch.setattr(query, 'MAX_EXPANDED', VMS * (1 + links))
+        del listed[:]
+        answer = requests.get(server.url + SYSTEMS, params=TWO, timeout=30)
+        assert answer.status_code == 400 and 'stopped' in answer.text
+        assert estimates == [query.MAX_EXPANDED] and listed, estimates
+
+
+def _calls(sim):
+    """The simulator's API calls so far, without log_complete's own."""
+    backend.log_complete(sim)
+    return [e for e in harness.api_calls(sim) if e['path'] != '/version']
+
+
+def _expand(url, params):
+    answer = requests.get(url + SYSTEMS, params=params, timeout=30)
+    assert answer.status_code == 400 and _refused(answer), answer.text
+    return answer.json()
