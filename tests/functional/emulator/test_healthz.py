@@ -64,6 +64,7 @@ def test_synced_is_200_without_auth_and_no_api_call(tmp_path):
         sim.stop()
 
 
+@backend.simulator_only('faults')
 def test_unsynced_is_503(tmp_path):
     sim = backend.start(vms=2)
     try:

@@ -27,6 +27,9 @@ INFORMER_LIST = {'method': 'GET', 'query': {'limit': '500'},
                  'path': r'/(virtualmachines|virtualmachineinstances|'
                          r'datavolumes)$'}
 
+#: Every test injects faults.
+pytestmark = backend.simulator_only('faults')
+
 
 def test_unsynced_get_reads_each_object_once(tmp_path, monkeypatch):
     # The lookup waits 0.5 s for the held list, then reads live.

@@ -113,6 +113,7 @@ def test_a_silent_leader_is_replaced_after_the_duration(
         elector.stop()
 
 
+@backend.simulator_only('authz')
 def test_a_lease_the_rbac_forbids_is_an_error_once(sim, cluster_factory,
                                                    caplog):
     """A missing leases permission is logged as an error, once."""

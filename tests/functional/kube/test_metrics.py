@@ -14,6 +14,7 @@
 
 import re
 
+from tests import backend
 from tests.functional.kube.conftest import wait_for
 
 VM_WATCH = dict(path='/virtualmachines$', query={'watch': 'true'})
@@ -50,6 +51,7 @@ def test_informer_health_gauges(sim, cluster):
     assert 'informer' not in cluster.accounting.render()
 
 
+@backend.simulator_only('authz')
 def test_forbidden_namespace_reads_unsynced(sim_factory, cluster_factory):
     sim = sim_factory(vms=2, namespaces=2)
     sim.authz.deny(namespace='ns-001', resource='virtualmachines')

@@ -71,6 +71,7 @@ def test_synced_not_found_is_final(sim, cluster):
     assert kube_calls(sim, resource=lambda r: True) == []
 
 
+@backend.simulator_only('faults')
 def test_unsynced_reads_go_live_and_are_counted(sim, cluster_factory):
     rule = sim.faults.status(500, method='GET', path='/virtualmachines$',
                              times=None)
@@ -90,6 +91,7 @@ def test_unsynced_reads_go_live_and_are_counted(sim, cluster_factory):
     assert cluster.accounting.cache_reads('get', 'virtualmachines') == 1
 
 
+@backend.simulator_only('faults')
 def test_unsynced_reads_respect_the_label_selector(sim, cluster_factory,
                                                    custom_api):
     custom_api.create_namespaced_custom_object(
@@ -175,6 +177,7 @@ def test_a_stopped_cluster_stays_stopped(sim, cluster_factory):
     assert our_threads() == []
 
 
+@backend.simulator_only('faults')
 def test_stop_does_not_wait_for_each_held_list(sim, cluster_factory):
     # The simulator holds the first LIST of both informers (VMs and VMIs)
     # for 5 s: stop() waits for them once, not once per informer.

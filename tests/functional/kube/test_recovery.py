@@ -19,6 +19,7 @@ import dataclasses
 import logging
 
 import pytest
+from tests import backend
 from tests.functional.kube.conftest import kube_calls
 from tests.functional.kube.conftest import TIMINGS
 from tests.functional.kube.conftest import wait_for
@@ -41,6 +42,7 @@ def create(custom_api, name, namespace='default'):
         objects.make_vm(name, namespace))
 
 
+@backend.simulator_only('faults')
 def test_too_large_in_stream_relists_with_a_consistent_read(
         sim, cluster, custom_api):
     sim.request_log.clear()
@@ -60,6 +62,7 @@ def test_too_large_in_stream_relists_with_a_consistent_read(
                       if w['started'] > lists[0]['started']])
 
 
+@backend.simulator_only('faults')
 def test_stalled_watch_is_abandoned_and_resumed_without_relist(
         sim, cluster_factory, custom_api):
     timings = dataclasses.replace(TIMINGS, read_timeout=0.5,
@@ -85,6 +88,7 @@ def test_stalled_watch_is_abandoned_and_resumed_without_relist(
     assert len(vm_entries(sim, 'list')) == 1
 
 
+@backend.simulator_only('authz')
 def test_reads_in_a_forbidden_namespace_raise_and_call_nothing(
         sim_factory, cluster_factory, caplog):
     sim = sim_factory(vms=4, namespaces=2)

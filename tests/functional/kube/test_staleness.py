@@ -82,6 +82,7 @@ def test_current_within_5s_of_the_end_of_an_outage(sim, cluster_factory,
         assert sim.request_log.entries(verb='list') == []
 
 
+@backend.simulator_only('faults')
 def test_gone_after_reconnect_relists_at_once(sim, cluster_factory):
     cluster = cluster_factory(sim, timings=DEFAULTS)
     assert cluster.wait_for_sync(10)

@@ -21,6 +21,7 @@ import random
 import threading
 import time
 
+from tests import backend
 from tests.functional.emulator import harness
 from tests.functional.kube.conftest import kube_calls
 from tests.functional.kube.conftest import TIMINGS
@@ -50,6 +51,7 @@ def _churn(sim, vms, per_s, stop):
         due += 1.0 / per_s
 
 
+@backend.simulator_only('faults')
 def test_an_expired_continue_token_lists_once_without_pages(
         sim_factory, cluster_factory):
     sim = sim_factory(vms=200)

@@ -18,12 +18,16 @@ same write is sent again, a bounded number of times
 """
 
 import pytest
+from tests import backend
 from tests.functional.kube.conftest import kube_calls
 
 from sushy_kubevirt.kube import api
 from sushy_kubevirt.kube import apierrors
 
 VM_PATH = '/virtualmachines/vm-00001$'
+
+#: Every test injects faults.
+pytestmark = backend.simulator_only('faults')
 
 
 def _annotate(value):

@@ -14,6 +14,7 @@
 
 import dataclasses
 
+from tests import backend
 from tests.functional.kube.conftest import kube_calls
 from tests.functional.kube.conftest import TIMINGS
 
@@ -23,6 +24,9 @@ from sushy_kubevirt.kube import lister
 #: The informers' list pages 2 VMs at a time.
 PAGED = dataclasses.replace(TIMINGS, page_size=2)
 VMS = ['vm-%05d' % i for i in range(6)]
+
+#: Every test injects faults.
+pytestmark = backend.simulator_only('faults')
 
 
 def _names(vms):

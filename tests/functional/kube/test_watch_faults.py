@@ -47,6 +47,7 @@ def create(custom_api, name, namespace='default'):
         objects.make_vm(name, namespace))
 
 
+@backend.simulator_only('faults')
 def test_gone_mid_watch_relists_once(sim, cluster, custom_api):
     sim.request_log.clear()
     sim.faults.watch_error(410, after=0, **VM_WATCH)
@@ -92,6 +93,7 @@ def test_compaction_with_bookmarks_resumes_without_relist(sim, cluster,
                for e in vm_entries(sim, 'watch')[seen:])
 
 
+@backend.simulator_only('faults')
 def test_dropped_connections_back_off_without_relist(sim, cluster,
                                                      custom_api):
     sim.request_log.clear()
@@ -134,6 +136,7 @@ def test_server_restart_recovers_without_storm(sim, cluster, custom_api):
     assert cluster.accounting.live_calls('watch') - before <= bound
 
 
+@backend.simulator_only('authz')
 def test_forbidden_namespace_leaves_others_serving(sim_factory,
                                                    cluster_factory, caplog):
     sim = sim_factory(vms=4, namespaces=2)
