@@ -94,13 +94,15 @@ class Guard:
         if wait:
             raise Throttled(wait)
 
-    def settle(self, account, correct, checked):
+    def settle(self, account, correct, checked, named=False):
         """Whether a login is let in: the lockout's say, for accounts.
 
-        A successful check (``checked``) gives back what it took.
+        A successful check (``checked``) gives back what it took. A user
+        name that is no account (``named``, ``account`` None) costs the
+        lockout's read as an account's does, so the time does not tell.
         """
         allowed = correct
-        if account is not None and self.lockout is not None:
+        if self.lockout is not None and (account is not None or named):
             allowed = self.lockout.attempt(account, self.client, correct)
         if checked and allowed:
             self.throttle.give_back((self.client, account))
@@ -136,8 +138,8 @@ def verify(known, guard, account, parts, check):
     if guard is not None:
         guard.admit(account)
     correct = check() and account is not None
-    allowed = correct if guard is None else guard.settle(account, correct,
-                                                         True)
+    allowed = correct if guard is None else guard.settle(
+        account, correct, True, named=True)
     if allowed:
         known.add(key)
     return allowed

@@ -25,24 +25,41 @@ account is locked for the same duration to every client but its last
 the password). A login of the owner does not reset that count.
 
 Every worker and replica shares one Secret, :data:`NAME`, holding per
-user of the accounts (a guessed user name costs nothing and adds
-nothing) ``{"all": [failures, last failure, locked until], "clients":
-{client: [...]}, "good": [clients]}``, at most :data:`CLIENTS` clients
-counted per account. Each process reads it at most once per
-:data:`REFRESH` seconds (so a lockout reaches every worker within that
-time) and writes it with a JSON patch guarded by its resourceVersion,
-re-read live on conflict. A failed login costs one write until its
+user of the accounts ``{"all": [failures, last failure, locked until],
+"clients": {client: [...]}, "good": [clients]}``, at most
+:data:`CLIENTS` clients counted per account. Each process reads it at
+most once per :data:`REFRESH` seconds (so a lockout reaches every worker
+within that time), for a user name that is no account as for an
+account, so that a refusal's time does not tell which names exist.
+
+**Counted after the answer.** A login decides from the Secret read,
+with the counts its own process has not written yet applied on top; its
+count joins a queue of the process (at most :data:`QUEUED`) that one
+thread writes after the answer: what is queued goes out in one JSON
+patch guarded by the resourceVersion, re-read live and applied again on
+conflict. So a refusal costs no write on its path, for an account or
+not. A burst of wrong passwords is refused by its own process from the
+:data:`threshold <Policy.threshold>`-th on, as before; another worker
+or replica sees those failures once they are written and it read them
+again: after one write and at most :data:`REFRESH` seconds. A queue
+that is full makes a login wait for room (the API server is slower than
+the failures come); a count the API server refuses is logged and lost,
+as while it cannot be read, when the last state read applies and
+nothing is counted. A failed login costs at most one write until its
 client is locked out, none while it is; a login writes only when its
 client has failures to forget or is not among the good clients yet.
 """
 
+import atexit
 import base64
-import copy
 import dataclasses
+import functools
 import json
 import logging
+import os
 import threading
 import time
+import weakref
 
 from sushy_kubevirt.accounts import securitylog
 from sushy_kubevirt import config
@@ -57,6 +74,11 @@ REFRESH = 1.0
 GOOD = 16
 #: Clients whose failures are counted per account (the latest).
 CLIENTS = 64
+#: Counts a process holds unwritten at most.
+QUEUED = 1024
+#: Seconds a login waits for room in a full queue at most; seconds an
+#: idle writer thread lives.
+WAIT, IDLE = 5.0, 10.0
 _RETRIES = 5
 _EMPTY = {'all': None, 'clients': {}, 'good': []}
 
@@ -143,6 +165,12 @@ def _decode(secret):
     return {user: entry for user, entry in entries if entry is not None}
 
 
+def _copied(entry):
+    """A copy of ``entry`` to change (its counts are replaced, not changed)."""
+    return dict(entry, clients=dict(entry['clients']),
+                good=list(entry['good']))
+
+
 def _locked(count, now):
     return count is not None and count[2] > now
 
@@ -157,19 +185,33 @@ class Lockout:
         self.policy = settings
         self._clock = clock
         self._monotonic = monotonic
-        self._lock = threading.Lock()
+        self._lock = threading.Condition()
         self._copy = None   # (read at, resourceVersion or None, state)
+        self._queued = []   # (user, change, note), oldest first
+        self._writing = []  # those the writer is writing
+        self._unwritten = {}    # user: the changes of both, in order
+        self._views = {}    # user: (generation, changes applied, entry)
+        self._generation = 0    # the copy or the unwritten changes went
+        self._writer = None     # (pid, thread)
+        with _lockouts_lock:
+            if not _exit_hook:
+                _exit_hook.append(atexit.register(flush))
+            _lockouts.add(self)
 
     def _live(self):
+        at = self._monotonic()
         secret = self.cluster.get_secret(self.namespace, NAME)
         rv = secret['metadata'].get('resourceVersion') if secret else None
-        return self._keep(rv, _decode(secret) if secret else {})
+        return self._keep(at, rv, _decode(secret) if secret else {})
 
-    def _keep(self, rv, state):
-        copy = (self._monotonic(), rv, state)
+    def _keep(self, at, rv, state):
+        """Keep what was read at ``at``, unless a later read is kept."""
         with self._lock:
-            self._copy = copy
-        return copy
+            if self._copy is None or at >= self._copy[0]:
+                self._copy = (at, rv, state)
+                self._generation += 1
+                self._views.clear()
+            return self._copy
 
     def _read(self):
         with self._lock:
@@ -179,9 +221,23 @@ class Lockout:
         return copy
 
     def _entry(self, user):
+        """``user``'s entry read, with the unwritten counts applied.
+
+        Kept per user: each change is applied once per read or write.
+        """
         with self._lock:
-            state = self._copy[2] if self._copy else {}
-        return state.get(user) or _EMPTY
+            generation = self._generation
+            changes = list(self._unwritten.get(user, ()))
+            entry = (self._copy[2] if self._copy else {}).get(user) or _EMPTY
+            done, view = 0, entry
+            if user in self._views:
+                _, done, view = self._views[user]
+        for change in changes[done:]:
+            view = change(view)
+        with self._lock:
+            if self._generation == generation:
+                self._views[user] = (generation, len(changes), view)
+        return view
 
     def _refused(self, entry, client, now):
         return _locked(entry['clients'].get(client), now) or (
@@ -190,8 +246,10 @@ class Lockout:
     def attempt(self, user, client, correct):
         """Count a login of ``user`` (an account) from ``client``.
 
-        True: let it in. While the API server cannot be reached, the
-        last state read applies and nothing is counted (logged).
+        True: let it in. ``user`` None (a name that is no account) is
+        refused at the same cost, and counted nowhere. While the API
+        server cannot be reached, the last state read applies and
+        nothing is counted (logged).
         """
         if not self.policy.enabled:
             return correct
@@ -203,21 +261,24 @@ class Lockout:
             # the last state read once the API server answers again.
             LOG.warning('Cannot read the account lockout: %s',
                         type(exc).__name__)
-            return correct and not self._refused(self._entry(user), client,
-                                                 now)
+            return user is not None and correct and not self._refused(
+                self._entry(user), client, now)
+        if user is None:
+            return False
         entry = self._entry(user)
         if self._refused(entry, client, now):
             return False
         if correct:
             if client in entry['clients'] or client not in entry['good']:
-                self._write(user, lambda old: self._succeeded(old, client))
+                self._queue(user, lambda old: self._succeeded(old, client))
             return True
-        self._write(user, lambda old: self._failed(old, client, now))
-        self._note(user, client, entry, self._entry(user), now)
+        change = functools.partial(self._failed, client=client, now=now)
+        self._queue(user, change, self._note(user, client, entry,
+                                             change(entry), now))
         return False
 
     def _note(self, user, client, before, after, now):
-        """Log a lockout the failure of ``client`` just caused."""
+        """The security log record of a lockout a failure causes, or None."""
         p = self.policy
         whom = None
         if _locked(after['all'], now) and not _locked(before['all'], now):
@@ -225,21 +286,72 @@ class Lockout:
                 after['good']), p.all_clients
         elif _locked(after['clients'].get(client), now):
             whom, count = client or 'unknown', p.threshold
-        if whom:
-            LOG.warning('An account is locked for %d s to %s after %d '
-                        'failed logins', p.duration, whom, count)
-            securitylog.note(self.cluster, self.namespace,
-                             'AccountLockedOut', 'Account %r locked for %d '
-                             's to %s after %d failed logins' % (
-                                 user[:64], p.duration, whom, count),
-                             user, client)
+        if not whom:
+            return None
+        return (p.duration, whom, count, 'Account %r locked for %d s to %s '
+                'after %d failed logins' % (user[:64], p.duration, whom,
+                                            count), user, client)
 
-    def _write(self, user, change):
+    def _queue(self, user, change, note=None):
+        """Have ``change`` written after the answer (waits while full)."""
+        with self._lock:
+            if len(self._queued) >= QUEUED and not self._lock.wait_for(
+                    lambda: len(self._queued) < QUEUED, WAIT):
+                LOG.warning('Account lockout count not recorded: %d '
+                            'counts are waiting for the API server', QUEUED)
+                return
+            self._queued.append((user, change, note))
+            self._unwritten.setdefault(user, []).append(change)
+            pid, thread = self._writer or (None, None)
+            if pid != os.getpid() or not thread.is_alive():
+                thread = threading.Thread(target=self._run, daemon=True,
+                                          name='account lockout writer')
+                self._writer = (os.getpid(), thread)
+                thread.start()
+            self._lock.notify_all()
+
+    def _run(self):
+        while True:
+            with self._lock:
+                if not self._lock.wait_for(lambda: self._queued, IDLE):
+                    self._writer = None
+                    return
+                self._writing, self._queued = self._queued, []
+                self._lock.notify_all()
+            self._write(self._writing)
+
+    def _write(self, batch):
+        written = None
         try:
-            self._update(user, change)
+            written = self._update(batch)
         except apierrors.ApiError as exc:
-            LOG.warning('Cannot record a login in the account lockout: %s',
-                        type(exc).__name__)
+            LOG.warning('Cannot record %d logins in the account lockout: '
+                        '%s', len(batch), type(exc).__name__)
+        finally:
+            with self._lock:    # the copy and the queue change at once
+                if written:
+                    self._keep(*written)
+                for user, _, _ in self._writing:
+                    changes = self._unwritten[user]
+                    del changes[0]
+                    if not changes:
+                        del self._unwritten[user]
+                self._writing = []
+                self._generation += 1
+                self._views.clear()
+                self._lock.notify_all()
+        for note in (n for _, _, n in batch if n):
+            duration, whom, count, text, user, client = note
+            LOG.warning('An account is locked for %d s to %s after %d '
+                        'failed logins', duration, whom, count)
+            securitylog.note(self.cluster, self.namespace,
+                             'AccountLockedOut', text, user, client)
+
+    def flush(self, timeout=WAIT):
+        """Wait until the counts queued are written; False: not yet."""
+        with self._lock:
+            return self._lock.wait_for(
+                lambda: not self._queued and not self._writing, timeout)
 
     def _counted(self, count, now, limit):
         p = self.policy
@@ -249,21 +361,22 @@ class Lockout:
         return [failures, now, now + p.duration if failures >= limit else 0]
 
     def _failed(self, old, client, now):
-        entry = copy.deepcopy(old)
+        entry = _copied(old)
         mine = entry['clients'].get(client)
         if not _locked(mine, now):
             entry['clients'][client] = self._counted(
                 mine, now, self.policy.threshold)
-            latest = sorted(entry['clients'].items(),
-                            key=lambda item: item[1][1])[-CLIENTS:]
-            entry['clients'] = dict(latest)
+            if len(entry['clients']) > CLIENTS:
+                entry['clients'] = dict(sorted(
+                    entry['clients'].items(),
+                    key=lambda item: item[1][1])[-CLIENTS:])
         if not _locked(entry['all'], now):
             entry['all'] = self._counted(entry['all'], now,
                                          self.policy.all_clients)
         return entry
 
     def _succeeded(self, old, client):
-        entry = copy.deepcopy(old)
+        entry = _copied(old)
         entry['clients'].pop(client, None)
         if client not in entry['good']:
             entry['good'] = (entry['good'] + [client])[-GOOD:]
@@ -281,24 +394,25 @@ class Lockout:
                   'good': entry['good']}
         return result if result != _EMPTY else None
 
-    def _update(self, user, change):
-        """Apply ``change(entry) -> entry`` to ``user``, guarded."""
+    def _applied(self, state, batch, now):
+        """``state`` with ``batch``'s changes applied, pruned."""
+        new = dict(state)
+        for user, change, _ in batch:
+            new[user] = change(new.get(user) or _EMPTY)
+        pruned = ((user, self._pruned(entry, now))
+                  for user, entry in new.items())
+        return {user: entry for user, entry in pruned if entry is not None}
+
+    def _update(self, batch):
+        """Apply ``batch``'s changes in one write, guarded.
+
+        :returns: what to keep of what was written, or None.
+        """
         _, rv, state = self._read()
         for attempt in range(_RETRIES):
-            now = int(self._clock())
-            new = {}
-            for name, entry in state.items():
-                if name == user:
-                    entry = change(entry)
-                entry = self._pruned(entry, now)
-                if entry is not None:
-                    new[name] = entry
-            if user not in state:
-                entry = self._pruned(change(_EMPTY), now)
-                if entry is not None:
-                    new[user] = entry
+            new = self._applied(state, batch, int(self._clock()))
             if new == state:
-                return
+                return None
             data = base64.b64encode(json.dumps(
                 new, sort_keys=True).encode()).decode()
             try:
@@ -319,5 +433,17 @@ class Lockout:
                     raise
                 _, rv, state = self._live()
                 continue
-            self._keep(written['metadata'].get('resourceVersion'), new)
-            return
+            return (self._monotonic(),
+                    written['metadata'].get('resourceVersion'), new)
+
+
+_lockouts = weakref.WeakSet()
+_lockouts_lock = threading.Lock()
+_exit_hook = []
+
+
+def flush(timeout=WAIT):
+    """Write what every Lockout of this process queued, briefly (exit)."""
+    deadline = time.monotonic() + timeout
+    for each in list(_lockouts):
+        each.flush(max(0.0, deadline - time.monotonic()))

@@ -25,10 +25,13 @@ spam filter), each process writes:
   clients it counts (:data:`~sushy_kubevirt.kubevirt.logentries.CLIENTS`;
   each process adds those it saw, at most :data:`CLIENTS_KEPT` per
   Event, so a client two processes saw counts twice) grow.
-* **The first at once, the rest coalesced.** The first occurrence is
-  created in the request's thread; later ones are counted in memory and
-  added by a thread of the process at most every :data:`COALESCE`
-  seconds per Event, and at exit.
+* **The first at once, the rest coalesced, never in the request.** A
+  request only counts in memory: a thread of the process creates a new
+  Event at once, and adds later occurrences at most every
+  :data:`COALESCE` seconds per Event, and at exit. So a refusal costs no
+  write, whether its user name is an account (a new Event in its
+  window) or not (:data:`UNKNOWN`'s, written already): its time does not
+  tell which.
 * **A bounded rate.** Writes take a token from a bucket of the process,
   :data:`BURST` at once, then :data:`RATE` per second; a count waiting
   for a token stays in memory.
@@ -121,9 +124,10 @@ class Recorder:
         self._bucket = limiter.TokenBucket(RATE, BURST)
         self._thread = None
         self._stopping = threading.Event()
+        self._kick = threading.Event()      # a new Event to write now
 
     def note(self, reason, text, account=None, client=None, now=None):
-        """Count an occurrence; its Event is created now if it is new."""
+        """Count an occurrence; the thread writes a new Event at once."""
         now = now or datetime.datetime.now(datetime.timezone.utc)
         window = int(now.timestamp() // WINDOW)
         key = (reason, account or UNKNOWN, window)
@@ -139,17 +143,13 @@ class Recorder:
                     (window + 1) * WINDOW)
             if held is not None:
                 held.add(client or UNKNOWN, now)
-                first = not held.exists and not held.busy and \
-                    self._bucket.take()
-                held.busy = held.busy or first
-                if not first:
-                    self._wake()
+                if not held.exists:
+                    self._kick.set()
+                self._wake()
         if held is None:
             _count('unwritten', 1)
             LOG.warning('Security log record %s not written: %d Events '
                         'are held already', reason, RECORDS)
-        elif first:
-            self._write(reason, held)
 
     def _forget(self, wall):
         """Drop what is written and whose window ended (lock held)."""
@@ -166,7 +166,11 @@ class Recorder:
             self._thread.start()
 
     def _run(self):
-        while not self._stopping.wait(TICK):
+        while not self._stopping.is_set():
+            self._kick.wait(TICK)
+            self._kick.clear()
+            if self._stopping.is_set():
+                return
             self.flush()
             with self._lock:
                 if not any(h.times or h.busy for h in self._held.values()):
@@ -261,6 +265,7 @@ class Recorder:
         """Stop flushing; write what is held, for ``wait`` seconds at most."""
         deadline = time.monotonic() + wait
         self._stopping.set()
+        self._kick.set()
         with self._lock:
             thread = self._thread
         if thread is not None:

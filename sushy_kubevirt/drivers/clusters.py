@@ -20,6 +20,7 @@ changes stops the Cluster of the old one.
 import threading
 
 from sushy_kubevirt.accounts import labelwatch
+from sushy_kubevirt.accounts import lockout
 from sushy_kubevirt.accounts import recorder
 from sushy_kubevirt.accounts import secretaccounts
 from sushy_kubevirt.drivers import afterboot
@@ -71,6 +72,7 @@ def stop():
     """Stop every Cluster of this process (threads and connections)."""
     service.stop_services()
     secretaccounts.stop()
+    lockout.flush()
     recorder.stop()
     labelwatch.stop()
     with _clusters_lock:

@@ -13,6 +13,7 @@
 """Account lockout and the check throttle, with fake clocks."""
 
 import base64
+import threading
 
 import pytest
 from tests.unit.accounts.test_sessionstore import FakeCluster
@@ -40,8 +41,10 @@ def test_threshold_locks_the_client_out_even_with_the_right_password(
     for _ in range(3):
         assert locks.attempt('admin', 'stranger', False) is False
     assert locks.attempt('admin', 'stranger', True) is False      # locked
+    assert locks.flush()
     writes = len(locks.cluster.patches)
     assert locks.attempt('admin', 'stranger', False) is False
+    assert locks.flush()
     assert len(locks.cluster.patches) == writes       # no write when locked
     assert locks.attempt('admin', 'owner', True) is True   # others are not
     clock[0] += 31
@@ -60,9 +63,11 @@ def test_counter_resets_after_quiet_period_and_success(clock):
     locks.attempt('admin', 'c', False)
     locks.attempt('admin', 'c', False)
     assert locks.attempt('admin', 'c', True) is True  # reset by success
+    assert locks.flush()
     writes = locks.cluster.calls
     clock[0] += 2
     assert locks.attempt('admin', 'c', True) is True
+    assert locks.flush()
     assert locks.cluster.calls == writes + 1          # one read, no write
 
 
@@ -76,8 +81,10 @@ def test_the_account_wide_count_spares_the_clients_that_logged_in(clock):
     # Locked to every client that never logged in: no more guesses.
     assert locks.attempt('admin', 'd', True) is False
     assert locks.attempt('admin', 'c', True) is False
+    assert locks.flush()
     writes = len(locks.cluster.patches)
     assert locks.attempt('admin', 'e', False) is False
+    assert locks.flush()
     assert len(locks.cluster.patches) == writes
     assert locks.attempt('admin', 'owner', True) is True
     assert locks.attempt('other', 'd', True) is True  # other accounts
@@ -111,10 +118,61 @@ def test_two_processes_share_the_count(clock):
     one, two = (_lockout(clock, cluster, threshold=2, duration=30,
                          reset_after=30) for _ in range(2))
     assert one.attempt('admin', 'c', False) is False
+    assert one.flush()
     assert two.attempt('admin', 'c', False) is False  # stale copy: conflict
+    assert two.flush()
     clock[0] += lockout.REFRESH
     assert one.attempt('admin', 'c', True) is False
     assert one.attempt('admin', 'd', True) is True
+
+
+class _Slow(FakeCluster):
+    """Writes wait until ``opened`` is set."""
+
+    def __init__(self):
+        super().__init__()
+        self.opened = threading.Event()
+
+    def create_secret(self, namespace, body):
+        assert self.opened.wait(30)
+        return super().create_secret(namespace, body)
+
+    patch_secret_fast = FakeCluster.patch_secret
+
+    def patch_secret(self, namespace, name, ops):
+        assert self.opened.wait(30)
+        return self.patch_secret_fast(namespace, name, ops)
+
+
+def test_a_refusal_waits_for_no_write_and_a_burst_still_locks(clock):
+    """The counts are written after the answers; the process holds them."""
+    cluster = _Slow()
+    locks = _lockout(clock, cluster, threshold=3, duration=30,
+                     reset_after=30)
+    for _ in range(3):                  # answered while no write can end
+        assert locks.attempt('admin', 'c', False) is False
+    assert locks.attempt('admin', 'c', True) is False     # locked already
+    assert locks.attempt('admin', 'd', True) is True
+    assert locks.attempt(None, 'c', False) is False       # no account
+    assert not cluster.secrets
+    cluster.opened.set()
+    assert locks.flush()
+    assert len(cluster.patches) <= 2    # the burst in at most 2 writes
+    other = _lockout(clock, cluster, threshold=3, duration=30,
+                     reset_after=30)    # another worker: the same lockout
+    assert other.attempt('admin', 'c', True) is False
+    assert other.attempt('admin', 'd', True) is True
+
+
+def test_a_name_that_is_no_account_costs_the_same_read(clock):
+    locks = _lockout(clock, threshold=3, duration=30, reset_after=30)
+    assert locks.attempt(None, 'c', False) is False
+    assert locks.cluster.calls == 1                   # the read
+    assert locks.attempt(None, 'c', False) is False
+    clock[0] += lockout.REFRESH
+    assert locks.attempt(None, 'c', False) is False
+    assert locks.flush()
+    assert locks.cluster.calls == 2 and not locks.cluster.secrets
 
 
 def test_a_state_of_another_format_is_ignored(clock):
@@ -205,10 +263,12 @@ def test_while_unreachable_the_last_state_read_applies(clock):
     locks = _lockout(clock, cluster, threshold=1, duration=30,
                      reset_after=30)
     assert locks.attempt('admin', 'stranger', False) is False
+    assert locks.flush()
     cluster.down = True
     clock[0] += lockout.REFRESH
     version = cluster.version
     assert locks.attempt('admin', 'stranger', True) is False
     assert locks.attempt('admin', 'owner', True) is True
     assert locks.attempt('admin', 'owner', False) is False
+    assert locks.flush()
     assert cluster.version == version                 # nothing written

@@ -128,7 +128,8 @@ def test_a_lockout_counts_the_attempts_of_accounts():
     accounts = store(FakeCache(secret(accountsfile.Account('a', 'ReadOnly'))))
     assert not accounts.verify('a', b'password-1', guard)
     assert not accounts.verify('b', b'password-1', guard)
-    assert seen == [('a', 'c', True)]
+    # A name that is no account costs the lockout's read, counts nothing.
+    assert seen == [('a', 'c', True), (None, 'c', False)]
 
 
 def test_an_update_tests_the_version_and_retries_from_a_live_read():
