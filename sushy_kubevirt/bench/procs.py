@@ -19,6 +19,7 @@ import subprocess
 import time
 
 from sushy_kubevirt import ports
+from sushy_kubevirt import tethered
 
 
 class StartError(RuntimeError):
@@ -31,10 +32,13 @@ def free_port():
 
 
 def spawn(argv, log_path, env=None, **kwargs):
-    """Start ``argv`` in its own process group, output appended to a log."""
+    """Start ``argv`` in its own process group, output appended to a log.
+
+    It gets SIGTERM when this process dies (:func:`tethered.popen`).
+    """
     log = open(log_path, 'ab')
     try:
-        return subprocess.Popen(
+        return tethered.popen(
             argv, stdout=kwargs.pop('stdout', log), stderr=log,
             stdin=kwargs.pop('stdin', subprocess.DEVNULL),
             env=dict(os.environ, **(env or {})), start_new_session=True,

@@ -24,16 +24,13 @@ controllers play them (``sushy_kubevirt.simulator.external``).
 """
 
 import contextlib
-import ctypes
 import json
 import pathlib
-import queue
 import secrets
 import signal
 import ssl
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -44,6 +41,7 @@ from sushy_kubevirt.controlplane import crds
 from sushy_kubevirt.controlplane import pki
 from sushy_kubevirt import files
 from sushy_kubevirt import ports
+from sushy_kubevirt import tethered
 
 HOST = '127.0.0.1'
 SERVICE_CIDR = '10.0.0.0/24'
@@ -66,59 +64,6 @@ class ControlPlaneError(RuntimeError):
 
 def free_port(host=HOST):
     return ports.restartable(host)
-
-
-def _die_with_parent():
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(1, signal.SIGTERM)   # PR_SET_PDEATHSIG
-
-
-class Spawner:
-    """One long-lived thread that starts every child process.
-
-    ``PR_SET_PDEATHSIG`` fires when the *thread* that forked the child
-    ends, not the process: a component restarted from a short-lived
-    thread (``restart_api``) would be sent SIGTERM as soon as that thread
-    returned. This thread lives as long as the process.
-    """
-
-    def __init__(self):
-        self._jobs = queue.Queue()
-        threading.Thread(target=self._run, daemon=True,
-                         name='control-plane spawner').start()
-
-    def _run(self):
-        while True:
-            fn, done, result = self._jobs.get()
-            try:
-                result.append((True, fn()))
-            except BaseException as exc:  # handed to the caller
-                result.append((False, exc))
-            done.set()
-
-    def call(self, fn, timeout=60.0):
-        """``fn()`` on the spawner thread; its result, or its exception."""
-        done, result = threading.Event(), []
-        self._jobs.put((fn, done, result))
-        if not done.wait(timeout):
-            raise ControlPlaneError('starting a process took over %.0f s'
-                                    % timeout)
-        ok, value = result[0]
-        if not ok:
-            raise value
-        return value
-
-
-_SPAWNER = None
-_SPAWNER_LOCK = threading.Lock()
-
-
-def spawner():
-    global _SPAWNER
-    with _SPAWNER_LOCK:
-        if _SPAWNER is None:
-            _SPAWNER = Spawner()
-        return _SPAWNER
 
 
 def wait_ready(processes, ready, timeout, poll=0.2):
@@ -155,14 +100,15 @@ class Process:
         self.proc = None
 
     def start(self):
-        self.proc = spawner().call(self._popen)
-        return self
-
-    def _popen(self):
+        """Start it; it gets SIGTERM when this process dies."""
         with open(self.log_path, 'ab') as log:
-            return subprocess.Popen(
-                self.argv, stdout=log, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, preexec_fn=_die_with_parent)
+            try:
+                self.proc = tethered.popen(
+                    self.argv, stdout=log, stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL)
+            except tethered.SpawnTimeout as exc:
+                raise ControlPlaneError('%s: %s' % (self.name, exc))
+        return self
 
     def alive(self):
         return self.proc is not None and self.proc.poll() is None

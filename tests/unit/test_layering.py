@@ -29,7 +29,7 @@ FLOORS = (
     ('redfish',),
     ('drivers', 'events', 'accounts'),
     ('kube', 'kubevirt', 'errormap', 'imagecheck'),
-    ('config', 'messages', 'files', 'ports'),
+    ('config', 'messages', 'files', 'ports', 'tethered'),
 )
 #: The stand-in cluster and the benchmarks, beside the emulator: they
 #: import no room of its upper floors.

@@ -40,6 +40,7 @@ from sushy_kubevirt.kubevirt import fields
 from sushy_kubevirt.kubevirt import media
 from sushy_kubevirt.kubevirt import versions
 from sushy_kubevirt import ports
+from sushy_kubevirt import tethered
 
 BIN = os.path.dirname(sys.executable)
 VM_GROUP = 'kubevirt.io'
@@ -162,7 +163,12 @@ def _swept(entry):
 
 
 class Process:
-    """An emulator subprocess in its own session, stopped on exit."""
+    """An emulator subprocess in its own session, stopped on exit.
+
+    It gets SIGTERM when this process dies, of a SIGKILL too
+    (:func:`sushy_kubevirt.tethered.popen`): a killed test run leaves
+    no emulator behind.
+    """
 
     def __init__(self, argv, port, log_path, env=None):
         self.argv = argv
@@ -173,7 +179,7 @@ class Process:
 
     def start(self):
         with open(self.log_path, 'wb') as log:
-            self.proc = subprocess.Popen(
+            self.proc = tethered.popen(
                 self.argv, stdout=log, stderr=subprocess.STDOUT,
                 env=self.env, start_new_session=True)
         return self

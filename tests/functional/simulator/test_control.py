@@ -26,6 +26,7 @@ import requests
 from tests.functional.simulator import apitools
 
 from sushy_kubevirt.simulator import command
+from sushy_kubevirt import tethered
 
 BIN = os.path.dirname(sys.executable)
 
@@ -191,7 +192,7 @@ def test_fault_subcommand_reports_an_unreachable_simulator(capsys):
 
 
 def test_console_script_serves_its_control_api(tmp_path):
-    proc = subprocess.Popen(
+    proc = tethered.popen(
         [os.path.join(BIN, 'sushy-kubevirt-simulator'), '--kubeconfig',
          str(tmp_path / 'kubeconfig'), '--token', 't0ken'],
         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
