@@ -21,6 +21,7 @@ the process, :class:`Spawner`'s.
 """
 
 import ctypes
+import os
 import queue
 import signal
 import subprocess
@@ -42,6 +43,7 @@ class Spawner:
     """One long-lived thread that starts every child process."""
 
     def __init__(self):
+        self.pid = os.getpid()
         self._jobs = queue.Queue()
         threading.Thread(target=self._run, daemon=True,
                          name='child process spawner').start()
@@ -76,10 +78,14 @@ _SPAWNER_LOCK = threading.Lock()
 
 
 def spawner():
-    """This process's :class:`Spawner` (started on first use)."""
+    """This process's :class:`Spawner` (started on first use).
+
+    A forked process has a Spawner of its own: its parent's thread is not
+    in it.
+    """
     global _SPAWNER
     with _SPAWNER_LOCK:
-        if _SPAWNER is None:
+        if _SPAWNER is None or _SPAWNER.pid != os.getpid():
             _SPAWNER = Spawner()
         return _SPAWNER
 
