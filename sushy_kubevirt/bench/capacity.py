@@ -26,8 +26,25 @@ with p99 under ``--p99-ms``, no error and no dropped arrival. Then a
 py-spy profile of each with one worker, attached for a closed load only
 (``--profile-clients``, ``--profile-seconds``).
 
-Writes the figures as JSON (``--output``), a record (``kind``
-``capacity``) to ``--history`` and the curve to ``--plot``.
+The API server's cost is kept apart from the emulator's (``--pin``, the
+default with two CPUs or more): the emulator, all its workers, gets the
+last CPU this process may use, to itself; the simulator, the load
+generator, the image server and this harness share the others. A real
+API server and Ironic run on other machines than the emulator; on one
+machine the simulator, a Python process answering the emulator's writes,
+otherwise competes for the emulator's cores (unpinned on 2 cores, a third
+of the request time went to it). The fake driver gets the same single
+CPU, so both emulators are judged on one whole core. Pinning keeps the
+simulator's answers real: a write still waits for them, only their CPU
+is not the emulator's. ``--api-latency-ms`` adds a fixed delay to every
+API request (a network's round trip; no CPU spent), 0 by default.
+Each step also reports the emulator's CPU seconds per request (server and
+workers, from ``/proc``): the cost that sizes a deployment.
+
+Writes the figures as JSON (``--output``), a record to ``--history``
+(``kind`` ``capacity-fair`` when pinned; ``capacity`` unpinned, the
+kind of the earlier records, which were all unpinned) and the curve to
+``--plot``.
 """
 
 import argparse
@@ -77,6 +94,12 @@ def parse_args(argv=None):
         help='0: no profile')
     add('--profile-clients', type=int, default=4)
     add('--warm-deadline', type=float, default=900.0)
+    add('--pin', action=argparse.BooleanOptionalAction,
+        default=len(os.sched_getaffinity(0)) > 1,
+        help='the emulator on a CPU of its own (default with 2 CPUs or '
+        'more)')
+    add('--api-latency-ms', type=float, default=0.0,
+        help='added to every API request of the simulator')
     add('--history', metavar='FILE', help='append the record here')
     add('--plot', metavar='OUT.png')
     add('--output', default='capacity.json')
@@ -96,7 +119,7 @@ def _summary(result, p99_ms, **step):
     gets = (not total['errors'] and not result['dropped']
             and kinds.get('get_system', p99_ms) < p99_ms)
     return dict(step, ok=ok, gets_ok=gets, requests=total['requests'],
-                rps=total['rps'],
+                rps=total['rps'], cpu_ms=result['cpu_ms'],
                 p50_ms=total['p50_ms'], p99_ms=total['p99_ms'],
                 errors=total['errors'], dropped=result['dropped'],
                 kinds_p99_ms=kinds, failures=result['failures'])
@@ -107,11 +130,29 @@ def _over(steps):
     return len(steps) >= 2 and not (steps[-1]['ok'] or steps[-2]['ok'])
 
 
-def _steps(args, spec):
+def cpus(pin):
+    """``(harness CPUs, emulator CPUs)``: the last CPU apart if ``pin``."""
+    allowed = sorted(os.sched_getaffinity(0))
+    if not pin or len(allowed) < 2:
+        return None, None
+    return frozenset(allowed[:-1]), frozenset(allowed[-1:])
+
+
+def _run(emu, spec):
+    """One load step, with the emulator's CPU ms per request."""
+    before = emu.cpu_s()
+    result = load.spawn_run(spec)
+    done = result['total']['requests']
+    result['cpu_ms'] = (round(1000.0 * (emu.cpu_s() - before) / done, 3)
+                        if done else None)
+    return result
+
+
+def _steps(args, spec, emu):
     """The closed, then the open steps, until two in a row are over."""
     found = {'closed': [], 'open': []}
     for clients in args.clients:
-        result = load.spawn_run(dict(
+        result = _run(emu, dict(
             spec, parallel=clients,
             requests=int(clients * args.seconds * 500) + 10))
         found['closed'].append(_summary(result, args.p99_ms,
@@ -120,7 +161,7 @@ def _steps(args, spec):
             break
     for step in range(args.rate_steps):
         rate = args.rate * args.rate_factor ** step
-        result = load.spawn_run(dict(
+        result = _run(emu, dict(
             spec, parallel=POOL, rate=rate,
             requests=int(rate * args.seconds * 2) + 10))
         found['open'].append(_summary(result, args.p99_ms,
@@ -138,6 +179,14 @@ def capacity(steps, key='ok'):
 def peak(steps):
     """The most requests/s of a step without error, whatever its p99."""
     return max((s['rps'] for s in steps if not s['errors']), default=None)
+
+
+def cpu_ms(steps):
+    """The emulator's CPU ms per request over ``steps`` (None if none)."""
+    done = sum(s['requests'] for s in steps if s['cpu_ms'] is not None)
+    spent = sum(s['cpu_ms'] * s['requests'] for s in steps
+                if s['cpu_ms'] is not None)
+    return round(spent / done, 3) if done else None
 
 
 def _profile(args, spec, emu, raw):
@@ -170,7 +219,7 @@ def _backend(args, plan, mode, cluster):
         load.spawn_run(dict(spec, parallel=2, seconds=WARM_UP_S,
                             requests=int(WARM_UP_S * 1000)))
         result.update(vmedia=bool(media), workers=plan.workers,
-                      steps=_steps(args, spec))
+                      steps=_steps(args, spec, emu))
         if plan.profile:
             result['profile'] = _profile(args, spec, emu, plan.profile)
         result['rss_end_kb'] = emu.rss_kb()
@@ -179,19 +228,23 @@ def _backend(args, plan, mode, cluster):
     for name, steps in result['steps'].items():
         result[name], result[name + ' peak'] = capacity(steps), peak(steps)
         result[name + ' gets'] = capacity(steps, 'gets_ok')
+        result[name + ' cpu'] = cpu_ms(steps)
     return result
 
 
-def run(args, workdir, images):
+def run(args, workdir, images, emulator_cpus=None):
     plan = measure.Plan(workdir=workdir, vms=args.vms,
                         namespaces=args.namespaces, image_url=images.url,
-                        warm_deadline_s=args.warm_deadline)
+                        warm_deadline_s=args.warm_deadline,
+                        cpus=emulator_cpus)
     started = time.monotonic()
     cluster = clusters.Cluster(workdir, args.vms, args.namespaces,
+                               latency_ms=args.api_latency_ms,
                                deadline_s=args.warm_deadline)
     document = {'machine': report.machine(), 'options': vars(args),
                 'seed_s': round(cluster.seed_s, 1), 'runs': [],
-                'profiles': {}}
+                'profiles': {}, 'kind': kind(emulator_cpus),
+                'emulator_cpus': sorted(emulator_cpus or ())}
     spy = args.profile_seconds and profile.pyspy()
     try:
         for workers in args.workers:
@@ -212,8 +265,13 @@ def run(args, workdir, images):
     return document
 
 
+def kind(emulator_cpus):
+    """The record's kind: pinned runs are apart from the earlier ones."""
+    return 'capacity-fair' if emulator_cpus else 'capacity'
+
+
 #: The figures of each row after the ratio, ours then the fake's.
-EXTRA = ('gets', 'peak')
+EXTRA = ('gets', 'peak', 'cpu')
 
 
 def rows(document):
@@ -236,11 +294,15 @@ def table(document):
     """The rows as text; ``-``: even the first step was over the bound."""
     p99 = document['options']['p99_ms']
     note = ('\n(requests/s at p99 < %g ms; gets: the System GETs\' p99 '
-            'only; peak: whatever the p99; %d VMs)'
-            % (p99, document['options']['vms']))
+            'only; peak: whatever the p99; CPU: the emulator\'s ms per '
+            'request over the steps; %d VMs; %s)'
+            % (p99, document['options']['vms'],
+               'emulator pinned to CPU %s' % document['emulator_cpus']
+               if document['emulator_cpus'] else 'unpinned'))
     return report.table(
         ['workers', 'load', 'kubevirt req/s', 'fake req/s', 'ratio',
-         'kubevirt gets', 'fake gets', 'kubevirt peak', 'fake peak'],
+         'kubevirt gets', 'fake gets', 'kubevirt peak', 'fake peak',
+         'kubevirt CPU ms', 'fake CPU ms'],
         rows(document)) + note
 
 
@@ -252,13 +314,20 @@ def record(document):
     for workers, mode, *values in rows(document):
         for name, value in zip(names, values):
             figures['%s %dw %s req/s' % (name, workers, mode)] = value
+        ours, fake = values[-2:]
+        figures['kubevirt %dw %s CPU ms/request' % (workers, mode)] = ours
+        figures['fake %dw %s CPU ms/request' % (workers, mode)] = fake
+        figures['fake/kubevirt %dw %s CPU' % (workers, mode)] = (
+            ours and fake and round(fake / ours, 2))
     figures.update({'vms': document['options']['vms'],
+                    'api latency ms': document['options']['api_latency_ms'],
                     'seed s': document['seed_s'],
                     'load average': document['loadavg'][0],
                     'duration s': document['duration_s']})
     steps = [s for r in document['runs'] for mode in r['steps'].values()
              for s in mode]
-    return dict(history.provenance(), kind='capacity', figures=figures,
+    return dict(history.provenance(), kind=document['kind'],
+                figures=figures,
                 errors=sum(s['errors'] for s in steps),
                 failures=[f for s in steps for f in s['failures']][:5])
 
@@ -287,8 +356,10 @@ def draw(document, output):
         axes.set_title('%s loop' % mode, fontsize=10)
         axes.grid(True, alpha=0.3)
         axes.legend(fontsize=7)
-    figure.suptitle('Capacity, %d VMs: Ironic\'s mix under gunicorn'
-                    % document['options']['vms'], fontsize=11)
+    figure.suptitle('Capacity, %d VMs: Ironic\'s mix under gunicorn%s'
+                    % (document['options']['vms'],
+                       ', the emulator on a CPU of its own'
+                       if document['emulator_cpus'] else ''), fontsize=11)
     figure.tight_layout()
     figure.savefig(output, dpi=72, metadata={'Software': None})
     pyplot.close(figure)
@@ -298,9 +369,13 @@ def main(argv=None):
     args = parse_args(argv)
     workdir = args.workdir or tempfile.mkdtemp(prefix='sushy-kubevirt-cap-')
     os.makedirs(workdir, exist_ok=True)
+    harness, emulator = cpus(args.pin)
+    if harness:
+        # Before any thread or child: all of them inherit it.
+        os.sched_setaffinity(0, harness)
     images = imageserver.ImageServer()
     try:
-        document = run(args, workdir, images)
+        document = run(args, workdir, images, emulator)
     finally:
         images.stop()
         if not args.workdir:

@@ -112,7 +112,8 @@ class Emulator:
     """One running emulator process (and its workers)."""
 
     def __init__(self, server, driver, config_path, port, log_path,
-                 wrapper=(), workers=WORKERS):
+                 wrapper=(), workers=WORKERS, cpus=None):
+        """``cpus``: pin the server and its workers to these CPUs."""
         self.server, self.driver, self.port = server, driver, port
         self.log_path = log_path
         self.profiled = bool(wrapper)
@@ -120,7 +121,7 @@ class Emulator:
             list(wrapper) + argv(server, driver, config_path, port,
                                  workers),
             log_path, env={'SUSHY_EMULATOR_CONFIG': config_path,
-                           'PYTHONHASHSEED': '0'})
+                           'PYTHONHASHSEED': '0'}, cpus=cpus)
 
     def wait_ready(self, deadline_s=60.0):
         procs.wait_http(self.proc, self.port, '/redfish/v1/', deadline_s,

@@ -55,6 +55,7 @@ FLOORS = {
 }
 #: Figures the trend table shows after the gated rows.
 SHOWN = ('warm/fake get req/s best', 'warm/fake poll req/s best',
+         'capacity warm CPU ms/request', 'capacity fake CPU ms/request',
          'warm/ceiling get req/s median pair',
          'warm/live get', 'warm/live poll', 'get warm p50 ms',
          'get warm p99 ms', 'poll warm p50 ms', 'poll warm p99 ms',
@@ -104,6 +105,31 @@ def _calls(mode, counted, calls, failures):
     return errors
 
 
+def _mix(found, ratios, figures, failures):
+    """Ironic's capacity mix in turns (:func:`quick.mix`); its errors.
+
+    Gated: the ratio (it has a floor), this driver's failed requests and
+    every object the mix did not leave as it found it.
+    """
+    if not found:
+        return 0
+    ratios['warm/fake capacity per CPU s'] = found['cpu']
+    figures['warm/fake capacity per CPU s pairs'] = found['pairs_cpu']
+    figures['warm/fake capacity req/s median pair'] = found['rps']
+    for mode in ('warm', 'fake'):
+        figures['capacity %s CPU ms/request' % mode] = found['cpu_ms'][mode]
+        figures['capacity %s runs CPU ms/request' % mode] = (
+            found['runs_cpu_ms'][mode])
+        _run_figures('capacity %s' % mode, found[mode], figures)
+    figures['capacity warm API calls/request'] = found['api_calls']
+    figures['capacity vmedia'] = found['vmedia']
+    figures['capacity fake errors'] = found['other_errors']
+    figures['capacity objects not as found'] = len(found['changed'])
+    failures += found['failures'] + ['not as found: %s' % name
+                                     for name in found['changed']]
+    return found['errors'] + len(found['changed'])
+
+
 def record(document):
     """The history record of a ``--quick`` run's document."""
     figures, ratios, calls, errors, failures = {}, {}, {}, 0, []
@@ -144,6 +170,7 @@ def record(document):
         figures['ceiling %s errors' % kind] = found['other_errors']
         errors += found['errors']
         failures += found['failures']
+    errors += _mix(document.get('mix'), ratios, figures, failures)
     for mode in ('warm', 'live'):
         errors += _calls(mode, document[mode].get('calls'), calls, failures)
     for mode in ('warm', 'fake', 'live'):

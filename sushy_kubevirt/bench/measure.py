@@ -57,6 +57,8 @@ class Plan:
     all_namespaces: bool = False
     #: gunicorn's worker processes.
     workers: int = emulators.WORKERS
+    #: CPUs the emulator (all its processes) is pinned to; None: any.
+    cpus: typing.Optional[typing.FrozenSet[int]] = None
 
 
 def split(counts):
@@ -219,7 +221,7 @@ def start(plan, server, mode, cluster=None):
     started = time.monotonic()
     emu = emulators.Emulator(server, driver, config, port,
                              os.path.join(plan.workdir, name + '.log'),
-                             wrapper, plan.workers)
+                             wrapper, plan.workers, plan.cpus)
     result = {'server': server, 'mode': mode, 'vms': plan.vms,
               'latency_ms': cluster.latency_ms if cluster else 0,
               'max_qps': cluster.max_qps if cluster else None}

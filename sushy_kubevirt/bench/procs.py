@@ -31,12 +31,17 @@ def free_port():
     return ports.restartable('127.0.0.1')
 
 
-def spawn(argv, log_path, env=None, **kwargs):
+def spawn(argv, log_path, env=None, cpus=None, **kwargs):
     """Start ``argv`` in its own process group, output appended to a log.
 
     It gets SIGTERM when this process dies (:func:`tethered.popen`).
+    ``cpus``: the CPUs it (and every process it starts) may run on
+    (``taskset``, which execs it: the pid is the program's).
     """
     log = open(log_path, 'ab')
+    if cpus:
+        argv = ['taskset', '--cpu-list',
+                ','.join(str(cpu) for cpu in sorted(cpus))] + list(argv)
     try:
         return tethered.popen(
             argv, stdout=kwargs.pop('stdout', log), stderr=log,

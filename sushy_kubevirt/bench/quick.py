@@ -23,6 +23,13 @@ On one cluster (``--vms``, default 50) and one server:
    runs: the other tenants of a shared machine only ever add to it (a
    starved or shared core, a cold cache), and taking turns exposes both
    sides to the same spells of load;
+   Then, the same way, Ironic's capacity mix (:func:`load.tasks`
+   ``capacity``: System and SecureBoot GETs, a boot PATCH pair, a vmedia
+   insert and eject; the vmedia pair only if both sides have virtual
+   media). Its ratio has an absolute floor (:data:`history.FLOORS`). The
+   mix writes: every VM, DataVolume and Secret of the cluster must be as
+   found once the turns are over and the cluster is still (:func:`objects`;
+   a tray's generation counter only grows), or the run fails;
 3. the same warm emulator and its ceiling (:mod:`.ceiling`: a bare Flask
    app on the same server answering the same bytes from a dict), loaded
    in turns with System GETs;
@@ -34,6 +41,7 @@ RSS per VM.
 """
 
 import dataclasses
+import json
 import statistics
 
 from sushy_kubevirt.bench import ceiling
@@ -42,6 +50,8 @@ from sushy_kubevirt.bench import load
 from sushy_kubevirt.bench import measure
 from sushy_kubevirt.bench import runner
 from sushy_kubevirt.bench import stats
+from sushy_kubevirt.kubevirt import generations
+from sushy_kubevirt.kubevirt import tray
 
 #: Simulated lifecycle speed-up: every stage transition of a VM or a
 #: DataVolume is over within 50 ms, so a 0.4 s still period is a settled
@@ -52,6 +62,14 @@ SETTLE_S = 0.4
 LOADS = {'get': 'pr32', 'poll': 'ironic'}
 #: Those the ceiling (:mod:`.ceiling`) answers.
 CEILING_LOADS = {'get': 'pr32'}
+#: Ironic's capacity mix, with writes (see :mod:`.capacity`).
+MIX_LOADS = {'capacity': 'capacity'}
+#: What a capacity turn must leave as it found it.
+_KINDS = (('kubevirt.io', 'v1', 'virtualmachines'),
+          ('cdi.kubevirt.io', 'v1beta1', 'datavolumes'),
+          ('', 'v1', 'secrets'))
+#: VM annotations that only grow: each insert's DataVolume generation.
+_COUNTERS = frozenset(generations.vm_annotation(d) for d in tray.DEVICES)
 
 
 def _spec(plan, port, ids, workload, seconds):
@@ -63,7 +81,8 @@ def _spec(plan, port, ids, workload, seconds):
     parallel = 20 if workload == 'pr32' else plan.parallel
     return {'port': port, 'systems': ids, 'workload': workload,
             'requests': plan.rounds * 5 * len(ids), 'parallel': parallel,
-            'seconds': seconds, 'keepalive': plan.keepalive}
+            'seconds': seconds, 'keepalive': plan.keepalive,
+            'image_url': plan.image_url}
 
 
 def _median_run(results):
@@ -151,6 +170,65 @@ def interleave(plan, targets, pairs, cluster=None, loads=LOADS):
     return found
 
 
+def objects(cluster):
+    """``{kind/namespace/name: (labels, annotations, spec, data)}``.
+
+    The VMs (run strategy, boot order, disks, the tray annotations), the
+    DataVolumes and the Secrets of the cluster: all the state a write of
+    the capacity mix touches.
+    """
+    from kubernetes import client as kube_client
+    from kubernetes import config as kube_config
+
+    api = kube_client.CustomObjectsApi(
+        kube_config.new_client_from_config(cluster.kubeconfig))
+    core = kube_client.CoreV1Api(api.api_client)
+    found = {}
+    for group, version, plural in _KINDS:
+        for namespace in cluster.namespace_names:
+            if group:
+                items = api.list_namespaced_custom_object(
+                    group, version, namespace, plural)['items']
+            else:
+                items = json.loads(core.list_namespaced_secret(
+                    namespace, _preload_content=False).data)['items']
+            for item in items:
+                meta = item['metadata']
+                notes = {k: v for k, v in (meta.get('annotations') or
+                                           {}).items() if k not in _COUNTERS}
+                found['%s/%s/%s' % (plural, namespace, meta['name'])] = (
+                    meta.get('labels'), notes, item.get('spec'),
+                    item.get('data'))
+    return found
+
+
+def _changed(before, after):
+    """Names of the objects added, removed or changed, sorted."""
+    return sorted(name for name in set(before) | set(after)
+                  if before.get(name) != after.get(name))
+
+
+def mix(plan, targets, pairs, cluster):
+    """Ironic's capacity mix in turns; the nodes must be left as found.
+
+    Returns :func:`interleave`'s ``capacity`` entry, with ``vmedia``
+    (whether the mix had its vmedia pair) and ``changed`` (the objects not
+    as found).
+    """
+    media = all(measure.vmedia_available(emu.port, ids[0])
+                for emu, ids in targets.values())
+    plan = dataclasses.replace(plan, image_url=plan.image_url if media
+                               else None)
+    cluster.settle(SETTLE_S)
+    before = objects(cluster)
+    found = interleave(plan, targets, pairs, cluster,
+                       loads=MIX_LOADS)['capacity']
+    cluster.settle(SETTLE_S)
+    found.update(vmedia=bool(plan.image_url),
+                 changed=_changed(before, objects(cluster)))
+    return found
+
+
 def _live(plan, server, cluster, seconds):
     cluster.hold_sync()
     try:
@@ -195,6 +273,11 @@ def run(plan, server, pairs, live_seconds, scale_vms, log=print):
                                                              'fake')
             try:
                 document['load'] = interleave(
+                    plan, {'warm': (warm, ids), 'fake': (fake, fake_ids)},
+                    pairs, cluster)
+                log('  %s warm and fake in turns, Ironic\'s capacity mix'
+                    % server)
+                document['mix'] = mix(
                     plan, {'warm': (warm, ids), 'fake': (fake, fake_ids)},
                     pairs, cluster)
             finally:
