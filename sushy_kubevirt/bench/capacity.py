@@ -207,6 +207,12 @@ def _profile(args, spec, emu, raw):
     return profile.summarize(raw)
 
 
+def _affinity(emu):
+    """The CPUs the emulator's server and workers may run on."""
+    pids = [emu.proc.pid] + procs.children(emu.proc.pid)
+    return sorted(set().union(*(os.sched_getaffinity(p) for p in pids)))
+
+
 def _backend(args, plan, mode, cluster):
     emu, result, ids = measure.start(plan, 'gunicorn', mode, cluster)
     try:
@@ -219,7 +225,7 @@ def _backend(args, plan, mode, cluster):
         load.spawn_run(dict(spec, parallel=2, seconds=WARM_UP_S,
                             requests=int(WARM_UP_S * 1000)))
         result.update(vmedia=bool(media), workers=plan.workers,
-                      steps=_steps(args, spec, emu))
+                      affinity=_affinity(emu), steps=_steps(args, spec, emu))
         if plan.profile:
             result['profile'] = _profile(args, spec, emu, plan.profile)
         result['rss_end_kb'] = emu.rss_kb()

@@ -92,7 +92,11 @@ def test_quick_appends_records_and_plots(tmp_path):
         assert record['errors'] == 0, record['failures']
         assert set(record['ratios']) == {'warm/fake get per CPU s',
                                          'warm/fake poll per CPU s',
+                                         'warm/fake capacity per CPU s',
                                          'warm/ceiling get per CPU s'}
+        # Ironic's capacity mix wrote, and left every object as found.
+        assert record['figures']['capacity vmedia'] is True
+        assert record['figures']['capacity objects not as found'] == 0
         assert all(v > 0 for v in record['ratios'].values())
         assert record['figures']['scale 20 KB/VM'] is not None
         assert record['figures']['get warm p99 ms'] > 0
