@@ -43,14 +43,16 @@ workers, from ``/proc``): the cost that sizes a deployment.
 
 Writes the figures as JSON (``--output``), a record to ``--history``
 (``kind`` ``capacity-fair`` when pinned; ``capacity`` unpinned, the
-kind of the earlier records, which were all unpinned) and the curve to
-``--plot``.
+kind of the earlier records, which were all unpinned), the curve to
+``--plot`` and, from the records of the kind in ``--history``, their
+trend to ``--trend``.
 """
 
 import argparse
 import dataclasses
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,6 +104,8 @@ def parse_args(argv=None):
         help='added to every API request of the simulator')
     add('--history', metavar='FILE', help='append the record here')
     add('--plot', metavar='OUT.png')
+    add('--trend', metavar='OUT.png',
+        help='with --history: the trend of the records of this kind')
     add('--output', default='capacity.json')
     add('--workdir', help='keep configs and logs here (default: temp)')
     return parser.parse_args(argv)
@@ -190,9 +194,14 @@ def cpu_ms(steps):
 
 
 def _profile(args, spec, emu, raw):
-    """py-spy attached to every process of ``emu`` for a closed load."""
+    """py-spy attached to every process of ``emu`` for a closed load.
+
+    After the steps, so that they are not slowed by it; py-spy runs where
+    this harness does (not on the emulator's CPU when pinned). None when
+    it wrote no profile in time (a loaded machine).
+    """
     spy = procs.spawn(
-        [profile.pyspy(), 'record', '--format', 'raw', '--rate', '250',
+        [profile.pyspy(), 'record', '--format', 'raw', '--rate', '100',
          '--subprocesses', '--nonblocking', '--pid', str(emu.proc.pid),
          '--duration', str(int(args.profile_seconds) + 1), '--output', raw],
         raw + '.log')
@@ -202,9 +211,13 @@ def _profile(args, spec, emu, raw):
                             seconds=args.profile_seconds,
                             requests=int(args.profile_seconds * 4000)))
         spy.wait(args.profile_seconds + 30)
+    except subprocess.TimeoutExpired:
+        _log('py-spy wrote no profile in time: %s'
+             % procs.log_tail(raw + '.log', 300))
+        return None
     finally:
         procs.stop(spy)
-    return profile.summarize(raw)
+    return profile.summarize(raw) if os.path.exists(raw) else None
 
 
 def _affinity(emu):
@@ -214,7 +227,9 @@ def _affinity(emu):
 
 
 def _backend(args, plan, mode, cluster):
-    emu, result, ids = measure.start(plan, 'gunicorn', mode, cluster)
+    # Not started under py-spy (``plan.profile``): it attaches later.
+    emu, result, ids = measure.start(
+        dataclasses.replace(plan, profile=None), 'gunicorn', mode, cluster)
     try:
         media = plan.image_url and measure.vmedia_available(emu.port, ids[0])
         spec = {'port': emu.port, 'systems': ids, 'workload': 'capacity',
@@ -371,8 +386,59 @@ def draw(document, output):
     pyplot.close(figure)
 
 
+#: The ratios the trend draws: (figure name, style, label).
+TREND = (('kubevirt/fake %dw %s req/s', '-o', 'req/s at the p99 bound, '
+          'kubevirt/fake'),
+         ('fake/kubevirt %dw %s CPU', '--s', 'CPU per request, '
+          'fake/kubevirt'))
+#: The issue's target for both ratios.
+TARGET = 2.0
+
+
+def draw_trend(records, output):
+    """The ratios of ``records`` (one kind, oldest first) over time."""
+    import matplotlib
+    matplotlib.use('Agg')
+    from matplotlib import pyplot
+
+    from sushy_kubevirt.bench import plot
+
+    figure, grid = pyplot.subplots(1, 2, figsize=(12, 4), sharey=True)
+    counts = sorted({int(name.split()[1][:-1]) for entry in records
+                     for name in entry['figures']
+                     if name.startswith('kubevirt/fake ')})
+    xs = list(range(len(records)))
+    for axes, mode in zip(grid, ('closed', 'open')):
+        for index, workers in enumerate(counts):
+            for name, style, label in TREND:
+                values = [entry['figures'].get(name % (workers, mode))
+                          for entry in records]
+                axes.plot([x for x, v in zip(xs, values) if v is not None],
+                          [v for v in values if v is not None], style,
+                          color='C%d' % index, markersize=5,
+                          label='%s, %d worker(s)' % (label, workers))
+        axes.axhline(TARGET, color='tab:red', linewidth=1)
+        axes.set_ylim(bottom=0)
+        axes.set_title('%s loop' % mode, fontsize=10)
+        axes.set_xticks(plot.ticks(len(records)))
+        axes.set_xticklabels([plot.labels(records)[i]
+                              for i in plot.ticks(len(records))],
+                             fontsize=8)
+        axes.set_xlim(-0.5, len(records) - 0.5)
+        axes.grid(True, alpha=0.3)
+        axes.legend(fontsize=7)
+    grid[0].set_ylabel('ratio (higher is better; red: the target)')
+    figure.suptitle('Capacity over time (%s records): this driver against '
+                    'the fake driver' % records[-1].get('kind'), fontsize=11)
+    figure.tight_layout()
+    figure.savefig(output, dpi=72, metadata={'Software': None})
+    pyplot.close(figure)
+
+
 def main(argv=None):
     args = parse_args(argv)
+    if args.trend and not args.history:
+        sys.exit('--trend needs --history')
     workdir = args.workdir or tempfile.mkdtemp(prefix='sushy-kubevirt-cap-')
     os.makedirs(workdir, exist_ok=True)
     harness, emulator = cpus(args.pin)
@@ -390,11 +456,15 @@ def main(argv=None):
     report.write_json(args.output, document)
     print(table(document))
     for driver, summary in document['profiles'].items():
-        print('\nprofile, %s:\n%s' % (driver, profile.text(summary)))
+        if summary:
+            print('\nprofile, %s:\n%s' % (driver, profile.text(summary)))
     if args.history:
         history.append(args.history, document['record'])
     if args.plot:
         draw(document, args.plot)
+    if args.trend:
+        draw_trend(history.load_kind(args.history, document['kind']),
+                   args.trend)
     return 0
 
 

@@ -216,6 +216,13 @@ def load(path, kind=None):
     return [entry for entry in records if entry.get('kind') == kind]
 
 
+def load_kind(path, kind):
+    """The records of ``kind`` (such as ``capacity``), oldest first."""
+    with open(path) as history:
+        records = [json.loads(line) for line in history if line.strip()]
+    return [entry for entry in records if entry.get('kind') == kind]
+
+
 def append(path, entry):
     with open(path, 'a') as history:
         history.write(json.dumps(entry, sort_keys=True) + '\n')

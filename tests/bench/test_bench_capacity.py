@@ -47,7 +47,8 @@ def test_bench_capacity(tmp_path, pin):
          '--vms', '50', '--namespaces', '1', '--workers', '1',
          '--clients', '1', '--rate', '20', '--rate-steps', '1',
          '--seconds', '1', '--profile-seconds', '0', '--warm-deadline',
-         '60', '--output', str(output), '--history', str(records), pin],
+         '60', '--output', str(output), '--history', str(records), pin,
+         '--trend', str(tmp_path / 'trend.png')],
         capture_output=True, text=True, timeout=230, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert 'kubevirt req/s' in done.stdout
@@ -85,3 +86,4 @@ def test_bench_capacity(tmp_path, pin):
         assert figures['fake/kubevirt 1w %s CPU' % mode] == round(
             fake / ours, 2)
     assert history.load(str(records)) == []
+    assert (tmp_path / 'trend.png').read_bytes()[:4] == b'\x89PNG'

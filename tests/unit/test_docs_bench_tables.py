@@ -80,6 +80,24 @@ def test_the_newest_record_of_each_kind(tmp_path):
     assert re.search(r'1[\s|]+open[\s|]+-[\s|]+24\.9', text), text
 
 
+def test_the_fair_capacity_table_shows_cpu_per_request(tmp_path):
+    old = dict(_record(), kind='capacity', figures={
+        'kubevirt 1w closed req/s': 50.5})
+    fair = dict(_record(), kind='capacity-fair', figures={
+        'vms': 10000, 'kubevirt 2w open req/s': 240.0,
+        'fake 2w open req/s': 80.0, 'kubevirt/fake 2w open req/s': 3.0,
+        'kubevirt 2w open CPU ms/request': 1.2,
+        'fake 2w open CPU ms/request': 4.1})
+    done, out = _build(tmp_path, [fair, old], page=(
+        'Fair\n====\n\n.. bench-history-table:: capacity-fair\n'))
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert 'Newest capacity-fair record' in text
+    assert re.search(r'2[\s|]+open[\s|]+240[\s|]+80[\s|]+3[\s|].*'
+                     r'1\.2 / 4\.1', text), text
+    assert '50.5' not in text
+
+
 def test_the_scale_table_lists_each_caches_and_size(tmp_path):
     figures = {}
     for caches, vms, sync in (('cluster', 1000, 0.3),
@@ -111,5 +129,5 @@ def test_a_missing_kind_fails_the_build(tmp_path):
 def test_the_benchmarks_page_copies_no_record_by_hand():
     page = (ROOT / 'doc' / 'source' / 'benchmarks.rst').read_text()
     assert page.count('.. bench-history-table:: quick') == 4
-    assert page.count('.. bench-history-table:: capacity') == 1
+    assert page.count('.. bench-history-table:: capacity\n') == 1
     assert page.count('.. bench-history-table:: scale') == 1

@@ -21,9 +21,9 @@ is ``quick`` (the records without a ``kind``) or a record ``kind`` such as
   ``calls`` (API calls per request kind, warm and live), ``loads``
   (throughput, latency and CPU per request of each load and side),
   ``ratios`` (gated and recorded ratios), ``scale`` (the 1,000-VM figures);
-``capacity``
+``capacity`` and ``capacity-fair``
   ``steps`` (requests per second at the p99 bound per worker count and
-  loop), the default;
+  loop, and the emulator's CPU per request), the default;
 ``scale``
   ``sizes`` (sync time, KB per VM, peak over steady RSS and GET p50 per
   kind of caches and size), the default.
@@ -157,12 +157,16 @@ def _steps(record):
             def get(driver):
                 return figures.get('%s %s' % (driver, key))
 
+            cpu = '%dw %s CPU ms/request' % (count, loop)
             rows.append([str(count), loop, _number(get('kubevirt')),
                          _number(get('fake')), _number(get('kubevirt/fake')),
                          _pair(get('kubevirt gets'), get('fake gets')),
-                         _pair(get('kubevirt peak'), get('fake peak'))])
+                         _pair(get('kubevirt peak'), get('fake peak')),
+                         _pair(figures.get('kubevirt ' + cpu),
+                               figures.get('fake ' + cpu))])
     return (['Workers', 'Load', 'kubevirt', 'fake', 'ratio',
-             'GETs kubevirt / fake', 'peak kubevirt / fake'], rows)
+             'GETs kubevirt / fake', 'peak kubevirt / fake',
+             'CPU ms/request kubevirt / fake'], rows)
 
 
 def _fleet_kinds(record):
@@ -209,10 +213,12 @@ def _fleet_cpu(record):
 
 TABLES = {(_QUICK, 'calls'): _calls, (_QUICK, 'loads'): _loads,
           (_QUICK, 'ratios'): _ratios, (_QUICK, 'scale'): _scale,
-          ('capacity', 'steps'): _steps, ('scale', 'sizes'): _sizes,
+          ('capacity', 'steps'): _steps, ('capacity-fair', 'steps'): _steps,
+          ('scale', 'sizes'): _sizes,
           ('fleet', 'kinds'): _fleet_kinds, ('fleet', 'api'): _fleet_api,
           ('fleet', 'steps'): _fleet_steps, ('fleet', 'cpu'): _fleet_cpu}
-DEFAULT_SECTIONS = {_QUICK: 'calls', 'capacity': 'steps', 'scale': 'sizes',
+DEFAULT_SECTIONS = {_QUICK: 'calls', 'capacity': 'steps',
+                    'capacity-fair': 'steps', 'scale': 'sizes',
                     'fleet': 'api'}
 
 
