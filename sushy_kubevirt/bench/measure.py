@@ -226,7 +226,8 @@ def start(plan, server, mode, cluster=None):
               'latency_ms': cluster.latency_ms if cluster else 0,
               'max_qps': cluster.max_qps if cluster else None}
     try:
-        emu.wait_ready()
+        # As long as a sync may take: workers list the cluster at boot.
+        emu.wait_ready(max(60.0, plan.warm_deadline_s))
         result['start_s'] = round(time.monotonic() - started, 3)
         result['rss_idle_kb'] = emu.rss_kb()
         first_request = time.time()
