@@ -340,6 +340,9 @@ def record(document):
             figures['%s %s' % (kind, key.replace('_', ' '))] = found[key]
     for name, cpu in document['cpu_s'].items():
         figures['%s CPU s' % name] = cpu
+    figures['flows not done in time'] = document['checks'][
+        'flows not done in time'][0]
+    figures['polls dropped'] = drive['dropped']
     figures['wave insert to all On s'] = [
         w['insert_to_all_on_s'] for w in drive['waves']
         if w and 'insert_to_all_on_s' in w]
@@ -376,15 +379,28 @@ def parse_args(argv=None):
     add('--history', metavar='FILE', help='append the fleet record')
     add('--plot', metavar='OUT.png',
         help='draw the trend of the fleet records of --history')
+    add('--plot-only', action='store_true',
+        help='only draw --plot from --history, run nothing')
     add('--workdir')
     args = parser.parse_args(argv)
-    if args.plot and not args.history:
+    if (args.plot or args.plot_only) and not args.history:
         parser.error('--plot needs --history')
+    if args.plot_only and not args.plot:
+        parser.error('--plot-only needs --plot')
     return args
+
+
+def _draw(args):
+    from sushy_kubevirt.bench import plot
+    plot.draw_fleet(history.load(args.history, kind='fleet'), args.plot)
+    print('plot: %s' % args.plot)
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.plot_only:
+        _draw(args)
+        return 0
     workdir = args.workdir or tempfile.mkdtemp(prefix='skv-fleet-')
     os.makedirs(workdir, exist_ok=True)
     document = run(args, workdir)
@@ -395,8 +411,7 @@ def main(argv=None):
     if args.history:
         history.append(args.history, document['record'])
     if args.plot:
-        from sushy_kubevirt.bench import plot
-        plot.draw_fleet(history.load(args.history, kind='fleet'), args.plot)
+        _draw(args)
     return 0 if all(ok or not gated for _, _, ok, gated
                     in document['checks'].values()) else 1
 

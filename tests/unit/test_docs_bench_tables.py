@@ -120,6 +120,30 @@ def test_the_scale_table_lists_each_caches_and_size(tmp_path):
                     ('1,000', 'cluster', '0.3')], text
 
 
+def test_the_fleet_tables(tmp_path):
+    fleet = dict(_record(steps=2, poll=0), kind='fleet',
+                 minimum={'steps': 2, 'poll': 0}, figures={
+                     'vms': 1000, 'reads requests': 60000,
+                     'reads ours rps': 0, 'reads live rps': 1000.0,
+                     'total ours rps': 1.5, 'total live rps': 1001.5,
+                     'all clients API req/s': 42.1,
+                     'get_system requests': 48000, 'get_system p50 ms': 3.1,
+                     'get_system p99 ms': 20.5, 'etcd CPU s': 12.5,
+                     'wave insert to all On s': [31.2, 40.0]})
+    page = 'Fleet\n=====\n\n' + ''.join(
+        '.. bench-history-table:: fleet\n   :section: %s\n\n' % section
+        for section in ('api', 'kinds', 'steps', 'cpu'))
+    done, out = _build(tmp_path, [fleet], page=page)
+    assert done.returncode == 0, done.stderr
+    text = out.read_text()
+    assert re.search(r'reads[\s|]+60000[\s|]+0[\s|]+1000', text), text
+    assert re.search(r'total[\s|]+-[\s|]+1\.5[\s|]+1001\.5', text), text
+    assert re.search(r'get_system[\s|]+48000[\s|]+3\.1 / 20\.5', text), text
+    assert re.search(r'steps[\s|]+2[\s|]+2', text), text
+    assert re.search(r'etcd[\s|]+12\.5', text), text
+    assert '31.2, 40' in text
+
+
 def test_a_missing_kind_fails_the_build(tmp_path):
     done, _ = _build(tmp_path, [_record()])
     assert done.returncode != 0
@@ -131,3 +155,4 @@ def test_the_benchmarks_page_copies_no_record_by_hand():
     assert page.count('.. bench-history-table:: quick') == 4
     assert page.count('.. bench-history-table:: capacity\n') == 1
     assert page.count('.. bench-history-table:: scale') == 1
+    assert page.count('.. bench-history-table:: fleet') == 4
