@@ -52,6 +52,8 @@ FLOORS = {
     # Ironic's capacity mix: the emulator's CPU per request at most half
     # the fake driver's (issue 38).
     'warm/fake capacity per CPU s': 2.0,
+    # A refused $expand costs at most two warm System GETs (issue 38).
+    'refused $expand/warm get per CPU s': 0.5,
 }
 #: Figures the trend table shows after the gated rows.
 SHOWN = ('warm/fake get req/s best', 'warm/fake poll req/s best',
@@ -196,6 +198,15 @@ def record(document):
             figures['%s %s p99 ms' % (prefix, name)] = total['p99_ms']
             errors += total['errors']
             failures += scale['workloads'][name]['failures']
+    expand = document.get('expand')
+    if expand:
+        ratios['refused $expand/warm get per CPU s'] = expand['ratio']
+        for side, values in expand['cpu_ms'].items():
+            figures['expand %s CPU ms/request' % side] = (
+                expand['least_cpu_ms'][side])
+            figures['expand %s runs CPU ms/request' % side] = values
+        errors += expand['errors']
+        failures += expand['failures']
     figures['load average'] = round(os.getloadavg()[0], 2)
     figures['duration s'] = document.get('duration_s')
     return dict(provenance(), figures=figures, ratios=ratios, calls=calls,

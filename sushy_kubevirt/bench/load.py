@@ -37,6 +37,8 @@ import time
 from sushy_kubevirt.bench import stats
 
 SYSTEM = '/redfish/v1/Systems/%s'
+#: An ``$expand`` past the bound at more than 100 VMs: a 400.
+REFUSED_EXPAND = '/redfish/v1/Systems?$expand=.($levels=2)'
 WORKLOADS = ('pr32', 'ironic', 'mixed')
 
 
@@ -50,6 +52,10 @@ def list_systems(node):
 
 def get_system(node):
     return [_req('get_system', 'GET', SYSTEM % node)]
+
+
+def refused_expand(node):
+    return [_req('refused_expand', 'GET', REFUSED_EXPAND)]
 
 
 def get_secureboot(node):
@@ -116,7 +122,8 @@ def _capacity(node, i, image_url):
 
 _SINGLE = {'list_systems': list_systems, 'get_system': get_system,
            'get_secureboot': get_secureboot, 'poll': poll, 'reset': reset,
-           'noop_reset': noop_reset, 'boot_patch': boot_patch}
+           'noop_reset': noop_reset, 'boot_patch': boot_patch,
+           'refused_expand': refused_expand}
 
 
 def tasks(spec):

@@ -36,8 +36,9 @@ On one cluster (``--vms``, default 50) and one server:
 4. the live-read path: its API calls per request kind and its throughput
    (bounded by ``--live-seconds``).
 
-Then a fresh cluster of ``--scale`` VMs (default 1,000) for sync time and
-RSS per VM.
+Then a cluster of :data:`.expandcost.VMS` VMs for the CPU of a refused
+``$expand`` beside a warm System GET (:mod:`.expandcost`), and a fresh
+cluster of ``--scale`` VMs (default 1,000) for sync time and RSS per VM.
 """
 
 import dataclasses
@@ -46,6 +47,7 @@ import statistics
 
 from sushy_kubevirt.bench import ceiling
 from sushy_kubevirt.bench import cluster as cluster_mod
+from sushy_kubevirt.bench import expandcost
 from sushy_kubevirt.bench import load
 from sushy_kubevirt.bench import measure
 from sushy_kubevirt.bench import runner
@@ -296,6 +298,9 @@ def run(plan, server, pairs, live_seconds, scale_vms, log=print):
         document['live'] = _live(plan, server, cluster, live_seconds)
     finally:
         cluster.stop()
+    log('  %s refused $expand and warm GETs in turns at %d VMs'
+        % (server, expandcost.VMS))
+    document['expand'] = expandcost.run(plan, server, pairs, TIME_SCALE)
     if scale_vms:
         log('  %s warm at %d VMs' % ('devserver', scale_vms))
         document['scale'] = runner.scale(plan, (scale_vms,),
