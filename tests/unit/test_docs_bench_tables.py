@@ -154,5 +154,6 @@ def test_the_benchmarks_page_copies_no_record_by_hand():
     page = (ROOT / 'doc' / 'source' / 'benchmarks.rst').read_text()
     assert page.count('.. bench-history-table:: quick') == 4
     assert page.count('.. bench-history-table:: capacity\n') == 1
+    assert page.count('.. bench-history-table:: capacity-fair\n') == 1
     assert page.count('.. bench-history-table:: scale') == 1
     assert page.count('.. bench-history-table:: fleet') == 4
