@@ -66,8 +66,11 @@ class ETags:
         call. Every VM is reached.
         """
         kept = self._kept.get(ident)
-        if kept is None or self._cluster().generation(kept[2]) is None:
+        generation = kept and self._cluster().generation(kept[2])
+        if generation is None:
             return None
+        if generation == kept[0]:
+            return kept[1]
         with context.bound(context.Request()):
             return self.etag(ident)
 

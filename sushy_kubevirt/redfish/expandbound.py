@@ -79,11 +79,10 @@ class Bound:
         if environ.get('PATH_INFO') != PATH or \
                 environ.get('REQUEST_METHOD') != 'GET':
             return None
-        args = urllib.parse.parse_qs(environ.get('QUERY_STRING', ''),
-                                     keep_blank_values=True)
-        if list(args) != ['$expand'] or len(args['$expand']) != 1:
+        name, _, value = environ.get('QUERY_STRING', '').partition('=')
+        if '&' in value or urllib.parse.unquote_plus(name) != '$expand':
             return None
-        value = args['$expand'][0]
+        value = urllib.parse.unquote_plus(value)
         expansion = query.expansion(value)
         if expansion is None or expansion[1] < 2 or \
                 not self._plain(environ):
