@@ -112,7 +112,10 @@ def set_boot_image(systems, ident, device, boot_image=None,
     sushy-tools calls it after ``insert_image`` (``boot_image`` = the
     DataVolume name it returned) and after ``eject_image`` (None). Both
     already did the work, so this normally costs no API call; it only
-    repairs a VM that another writer changed in between.
+    repairs a VM that another writer changed in between. A DataVolume
+    gone by now was ejected by another request after this insert
+    attached it: that later eject stands, as if the two had come one
+    after the other, and the insert is not refused for it.
     """
     _device(device)
     vm = find_vm(systems, ident)
@@ -122,7 +125,9 @@ def set_boot_image(systems, ident, device, boot_image=None,
                             lambda vm: tray.eject_ops(vm, device))
         return
     dv = systems.cluster.get_datavolume(namespace, boot_image)
-    if dv is None or not media.is_tray(dv, vm, device):
+    if dv is None:
+        return
+    if not media.is_tray(dv, vm, device):
         raise error.NotFound('No virtual media DataVolume %s' % boot_image)
     if fields.annotation(dv, media.ANNOTATION_INSERTED) == 'false':
         return
