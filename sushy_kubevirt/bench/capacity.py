@@ -66,6 +66,7 @@ from sushy_kubevirt.bench import measure
 from sushy_kubevirt.bench import procs
 from sushy_kubevirt.bench import profile
 from sushy_kubevirt.bench import report
+from sushy_kubevirt import config
 
 BACKENDS = (('kubevirt', 'warm'), ('fake', 'fake'))
 #: Open-loop threads: enough for 10 x the p99 bound at 600 tasks/s.
@@ -103,6 +104,12 @@ def parse_args(argv=None):
         'more)')
     add('--api-latency-ms', type=float, default=0.0,
         help='added to every API request of the simulator')
+    add('--qps', type=float,
+        help='this driver\'s live API calls per second and process '
+        '(SUSHY_EMULATOR_KUBEVIRT_QPS, burst twice that; default: the '
+        'driver\'s own, %g): the mix\'s writes are one call or two each, '
+        'so the default bounds its capacity at about %g req/s a worker'
+        % (config.Settings.qps, round(config.Settings.qps * 22 / 6)))
     add('--history', metavar='FILE', help='append the record here')
     add('--plot', metavar='OUT.png')
     add('--trend', metavar='OUT.png',
@@ -258,7 +265,10 @@ def run(args, workdir, images, emulator_cpus=None):
     plan = measure.Plan(workdir=workdir, vms=args.vms,
                         namespaces=args.namespaces, image_url=images.url,
                         warm_deadline_s=args.warm_deadline,
-                        cpus=emulator_cpus)
+                        cpus=emulator_cpus, settings=args.qps and {
+                            'SUSHY_EMULATOR_KUBEVIRT_QPS': args.qps,
+                            'SUSHY_EMULATOR_KUBEVIRT_BURST':
+                            int(2 * args.qps)})
     started = time.monotonic()
     cluster = clusters.Cluster(workdir, args.vms, args.namespaces,
                                latency_ms=args.api_latency_ms,
@@ -343,6 +353,8 @@ def record(document):
             ours and fake and round(fake / ours, 2))
     figures.update({'vms': document['options']['vms'],
                     'api latency ms': document['options']['api_latency_ms'],
+                    'api qps': document['options']['qps']
+                    or config.Settings.qps,
                     'seed s': document['seed_s'],
                     'load average': document['loadavg'][0],
                     'duration s': document['duration_s']})

@@ -59,6 +59,8 @@ class Plan:
     workers: int = emulators.WORKERS
     #: CPUs the emulator (all its processes) is pinned to; None: any.
     cpus: typing.Optional[typing.FrozenSet[int]] = None
+    #: More settings of this driver's emulator config (not the fake's).
+    settings: typing.Optional[typing.Mapping[str, object]] = None
 
 
 def split(counts):
@@ -201,6 +203,16 @@ def vmedia_available(port, system_id):
     return procs.http_get(port, path)[0] == 200
 
 
+def _extra(plan, mode):
+    if mode == 'fake':
+        return None
+    extra = dict(plan.settings or {})
+    if mode == 'live':
+        # The lists are held: a worker would wait for them at boot.
+        extra['SUSHY_EMULATOR_KUBEVIRT_BOOT_SYNC_WAIT'] = 0
+    return extra
+
+
 def start(plan, server, mode, cluster=None):
     """Start one emulator and wait until it serves (and, warm, has synced).
 
@@ -217,9 +229,7 @@ def start(plan, server, mode, cluster=None):
         namespaces=(cluster and not plan.all_namespaces
                     and cluster.namespace_names),
         vmedia=bool(plan.image_url),
-        # Live: the lists are held; a worker would wait for them at boot.
-        extra={'SUSHY_EMULATOR_KUBEVIRT_BOOT_SYNC_WAIT': 0}
-        if mode == 'live' else None)
+        extra=_extra(plan, mode))
     wrapper = profile.wrapper(plan.profile) if plan.profile else ()
     started, boot = time.monotonic(), time.time()
     emu = emulators.Emulator(server, driver, config, port,

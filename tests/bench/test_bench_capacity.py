@@ -42,13 +42,16 @@ PINNED = len(os.sched_getaffinity(0)) > 1
 @pytest.mark.parametrize('pin', ['--pin', '--no-pin'])
 def test_bench_capacity(tmp_path, pin):
     output, records = tmp_path / 'capacity.json', tmp_path / 'h.jsonl'
+    # The pinned run also raises this driver's API-call rate limit.
+    qps = ['--qps', '500'] if pin == '--pin' else []
     done = subprocess.run(
         [sys.executable, '-m', 'sushy_kubevirt.bench.capacity',
          '--vms', '50', '--namespaces', '1', '--workers', '1',
          '--clients', '1', '--rate', '20', '--rate-steps', '1',
          '--seconds', '1', '--profile-seconds', '0', '--warm-deadline',
          '60', '--output', str(output), '--history', str(records), pin,
-         '--trend', str(tmp_path / 'trend.png')],
+         '--trend', str(tmp_path / 'trend.png'),
+         '--workdir', str(tmp_path / 'work')] + qps,
         capture_output=True, text=True, timeout=230, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert 'kubevirt req/s' in done.stdout
@@ -80,6 +83,13 @@ def test_bench_capacity(tmp_path, pin):
     assert 'ratios' not in entry and 'calls' not in entry
     figures = entry['figures']
     assert figures['vms'] == 50
+    assert figures['api qps'] == (500 if qps else 20)
+    configs = {p.name.split('-')[1]: p.read_text()
+               for p in (tmp_path / 'work').glob('gunicorn-*.conf')}
+    assert sorted(configs) == ['fake', 'warm']
+    assert ('SUSHY_EMULATOR_KUBEVIRT_QPS = 500' in configs['warm']) == \
+        bool(qps)
+    assert 'SUSHY_EMULATOR_KUBEVIRT_QPS' not in configs['fake']
     for mode in ('closed', 'open'):
         ours = figures['kubevirt 1w %s CPU ms/request' % mode]
         fake = figures['fake 1w %s CPU ms/request' % mode]
