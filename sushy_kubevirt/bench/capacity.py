@@ -150,21 +150,11 @@ def cpus(pin):
     return frozenset(allowed[:-1]), frozenset(allowed[-1:])
 
 
-def _run(emu, spec):
-    """One load step, with the emulator's CPU ms per request."""
-    before = emu.cpu_s()
-    result = load.spawn_run(spec)
-    done = result['total']['requests']
-    result['cpu_ms'] = (round(1000.0 * (emu.cpu_s() - before) / done, 3)
-                        if done else None)
-    return result
-
-
 def _steps(args, spec, emu):
     """The closed, then the open steps, until two in a row are over."""
     found = {'closed': [], 'open': []}
     for clients in args.clients:
-        result = _run(emu, dict(
+        result = measure.loaded(emu, dict(
             spec, parallel=clients,
             requests=int(clients * args.seconds * 500) + 10))
         found['closed'].append(_summary(result, args.p99_ms,
@@ -173,7 +163,7 @@ def _steps(args, spec, emu):
             break
     for step in range(args.rate_steps):
         rate = args.rate * args.rate_factor ** step
-        result = _run(emu, dict(
+        result = measure.loaded(emu, dict(
             spec, parallel=POOL, rate=rate,
             requests=int(rate * args.seconds * 2) + 10))
         found['open'].append(_summary(result, args.p99_ms,

@@ -41,13 +41,10 @@ _EXPECTED = {'get': '200', 'refused': '400'}
 
 
 def _loaded(emu, ids, workload, seconds):
-    before = emu.cpu_s()
-    result = load.spawn_run({
+    result = measure.loaded(emu, {
         'port': emu.port, 'systems': ids, 'workload': workload,
         'requests': REQUESTS, 'parallel': PARALLEL, 'seconds': seconds})
-    done = result['total']['requests']
-    return result, (round(1000.0 * (emu.cpu_s() - before) / done, 3)
-                    if done else None)
+    return result, result['cpu_ms']
 
 
 def run(plan, server, pairs, time_scale=1.0):

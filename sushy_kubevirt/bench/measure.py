@@ -198,6 +198,20 @@ def _workload(plan, name, port, ids, cluster, mode):
     return result
 
 
+def loaded(emu, spec):
+    """``load.spawn_run(spec)``, with the emulator's CPU ms per request.
+
+    ``cpu_ms``: utime + stime of its processes over the run, per request
+    answered (None when none was).
+    """
+    before = emu.cpu_s()
+    result = load.spawn_run(spec)
+    done = result['total']['requests']
+    result['cpu_ms'] = (round(1000.0 * (emu.cpu_s() - before) / done, 3)
+                        if done else None)
+    return result
+
+
 def vmedia_available(port, system_id):
     path = '/redfish/v1/Systems/%s/VirtualMedia/Cd' % system_id
     return procs.http_get(port, path)[0] == 200

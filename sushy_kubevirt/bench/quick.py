@@ -102,16 +102,6 @@ def _least(runs):
     return min(values) if values else None
 
 
-def _loaded(emu, spec):
-    """One load run, with the emulator's CPU seconds per request."""
-    before = emu.cpu_s()
-    result = load.spawn_run(spec)
-    done = result['total']['requests']
-    result['cpu_ms'] = (round(1000.0 * (emu.cpu_s() - before) / done, 3)
-                        if done else None)
-    return result
-
-
 def interleave(plan, targets, pairs, cluster=None, loads=LOADS):
     """Load the warm and fake emulators in turns; return both and ratios.
 
@@ -136,7 +126,7 @@ def interleave(plan, targets, pairs, cluster=None, loads=LOADS):
                 spec = _spec(plan, emu.port, ids, workload, plan.seconds)
                 if cluster and mode == 'warm':
                     cluster.counts()
-                pair[mode] = _loaded(emu, spec)
+                pair[mode] = measure.loaded(emu, spec)
                 if cluster and mode == 'warm':
                     warm_calls += sum(measure.split(cluster.counts())[0]
                                       .values())
