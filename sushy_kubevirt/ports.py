@@ -24,14 +24,20 @@ use``. So servers listen below that range, as kube-apiserver's 6443
 does.
 """
 
+import collections
 import random
 import socket
+import threading
 
 #: Linux's setting, and its default when it cannot be read.
 _RANGE = '/proc/sys/net/ipv4/ip_local_port_range'
 _EPHEMERAL_LOW = 32768
 #: Ports tried before giving up.
 TRIES = 100
+#: The ports this process handed out lately: never handed out again, so
+#: that two servers named before either listens cannot get the same one.
+_GIVEN = collections.deque(maxlen=4096)
+_GIVEN_LOCK = threading.Lock()
 
 
 def _ephemeral_low():
@@ -57,12 +63,17 @@ def reserved(host):
     high = _ephemeral_low()
     low = max(1024, high // 2)
     for _ in range(TRIES):
-        sock = socket.socket()
-        try:
-            sock.bind((host, random.randrange(low, high)))
-        except OSError:
-            sock.close()
-            continue
+        port = random.randrange(low, high)
+        with _GIVEN_LOCK:
+            if port in _GIVEN:
+                continue
+            sock = socket.socket()
+            try:
+                sock.bind((host, port))
+            except OSError:
+                sock.close()
+                continue
+            _GIVEN.append(port)
         return sock
     raise OSError('no free port on %s between %d and %d after %d tries'
                   % (host, low, high - 1, TRIES))

@@ -296,6 +296,12 @@ def shared(watch, namespace, involved, instance):
     return current
 
 
+def held():
+    """Occurrences this process's Recorders have not written yet."""
+    with _recorders_lock:
+        return sum(r.held() for r in _recorders.values())
+
+
 def stop():
     """Stop this process's Recorders, writing what they hold, briefly.
 
