@@ -60,13 +60,18 @@ def create_vm(custom, name, **options):
         G, V, 'default', VMS, objects.make_vm(name, **options))
 
 
-def wait_vm(sim, custom, name, predicate, timeout=10):
+#: Seconds a VM may take to get there: a start takes well under one, but a
+#: loaded machine (two suites side by side) took over 10.
+WAIT = 30
+
+
+def wait_vm(sim, custom, name, predicate, timeout=WAIT):
     """Poll the VM over HTTP until ``predicate(vm)``; return the VM."""
     return sim.wait_for(lambda: (lambda vm: vm if vm and predicate(vm)
                                  else None)(get(custom, name)), timeout)
 
 
-def wait_printable(sim, custom, name, value, timeout=10):
+def wait_printable(sim, custom, name, value, timeout=WAIT):
     return wait_vm(sim, custom, name, lambda vm: vm.get('status', {}).get(
         'printableStatus') == value, timeout)
 
