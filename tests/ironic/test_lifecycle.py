@@ -274,10 +274,15 @@ def _lifecycle(lab, api, run):
                 'CertificateType': 'PEM'}, auth=node.auth, timeout=30)
             # sushy-tools answers 204 with the certificate's Location.
             assert answer.status_code in (201, 204), answer.text
-            certs = node.get('/VirtualMedia/Cd/Certificates')
-            assert certs['Members@odata.count'] == 1, certs
-        cd = node.get('/VirtualMedia/Cd')
-        assert cd['VerifyCertificate'] is (node.media_tls != 'no-verify'), cd
+            # Another gunicorn worker may answer before its watch cache
+            # has the write (documented): await it, as a client would.
+            harness.wait_until(
+                lambda: node.get('/VirtualMedia/Cd/Certificates')[
+                    'Members@odata.count'] == 1, 30, 0.2, 'one certificate')
+        wanted = node.media_tls != 'no-verify'
+        harness.wait_until(
+            lambda: node.get('/VirtualMedia/Cd')['VerifyCertificate']
+            is wanted, 30, 0.2, 'VerifyCertificate %s' % wanted)
     run.step('media TLS (Redfish)', media_tls)
 
     def start_deploy(node):
